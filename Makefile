@@ -1,0 +1,29 @@
+# The two commands a newcomer needs: `make demo` and `make test`. Both install what is missing.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+MPIRUN := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe
+
+.PHONY: all deps configure build demo test format clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+configure: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	$(MPIRUN) -np 6 $(BUILD)/bin/pacer-kv-example --servers 2
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure --timeout 600
+
+format:
+	@git ls-files '*.h' '*.cc' '*.cu' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD)

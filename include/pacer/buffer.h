@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace pacer {
+
+// A reference-counted, zero-copy view of bytes. The owner keeps the memory alive for as long as any
+// view of it exists; a view without an owner borrows memory the caller promises to keep alive
+// (ZPush/ZPull: until Wait returns).
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(const void* data, size_t size, std::shared_ptr<const void> owner = nullptr)
+      : data_(static_cast<const uint8_t*>(data)), size_(size), owner_(std::move(owner)) {}
+
+  // Allocates `size` bytes aligned to 64 (cache line; enough for any SIMD load).
+  static Buffer Allocate(size_t size, uint8_t** writable);
+  // Takes ownership of a vector without copying it.
+  template <typename T>
+  static Buffer FromVector(std::vector<T>&& v) {
+    auto owned = std::make_shared<std::vector<T>>(std::move(v));
+    return Buffer(owned->data(), owned->size() * sizeof(T), owned);
+  }
+  // Copies `size` bytes into a new owned buffer.
+  static Buffer Copy(const void* data, size_t size);
+
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const std::shared_ptr<const void>& owner() const { return owner_; }
+
+  // A view of [offset, offset + size) sharing this buffer's owner.
+  Buffer Slice(size_t offset, size_t size) const { return Buffer(data_ + offset, size, owner_); }
+
+  template <typename T>
+  const T* as() const {
+    return reinterpret_cast<const T*>(data_);
+  }
+  template <typename T>
+  size_t count() const {
+    return size_ / sizeof(T);
+  }
+
+ private:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  std::shared_ptr<const void> owner_;
+};
+
+}  // namespace pacer

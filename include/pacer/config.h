@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace pacer {
+
+// Everything a job can set. Each field is also a command-line flag (--name) with an environment
+// twin (PACER_NAME, upper case); the flag wins over the environment, the environment over the
+// default. Code that embeds Pacer can fill a Config directly.
+struct Config {
+  // --servers: ranks 1..servers are servers, rank 0 the scheduler, the rest workers.
+  int servers = 1;
+  // --transport: "ucx", "mpi", or "auto" (UCX where it initializes, else MPI).
+  std::string transport = "auto";
+  // --server_threads: request-handling threads per server; 0 picks min(4, cores).
+  int server_threads = 0;
+  // --timeout_s: how long Wait, Barrier and a blocked request may take before TimeoutError.
+  double timeout_s = 120;
+  // --max_inflight_bytes: cap on bytes posted but not yet completed per destination; larger
+  // sends wait in a queue (UCX over TCP collapses without a cap).
+  int64_t max_inflight_bytes = int64_t{64} << 20;
+  // --rndv_threshold: messages at least this large use UCX rendezvous (zero-copy, one transfer).
+  int64_t rndv_threshold = 16384;
+  // --spin_us: how long the progress thread polls before it blocks; -1 chooses (no spin when the
+  // ranks on this host outnumber its cores).
+  int spin_us = -1;
+
+  // Reads the flags (after ParseCommandLine) and their PACER_ environment twins.
+  static Config FromFlags();
+  // Parses argv (gflags), removing the flags it knows, and returns FromFlags().
+  static Config ParseCommandLine(int* argc, char*** argv);
+};
+
+}  // namespace pacer

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "pacer/buffer.h"
+#include "pacer/session.h"
+
+namespace pacer {
+namespace detail {
+
+enum class Operation { kPush, kPull, kPushPull };
+
+// Where a pull's results go. `values` is called once, with the total byte count, when every
+// server has answered; it returns where to write them, or nullptr if they do not fit (the request
+// then fails). `lengths`, if set, is called with the key count and returns where the per-key value
+// counts go.
+struct PullDestination {
+  std::function<uint8_t*(size_t bytes)> values;
+  std::function<int32_t*(size_t count)> lengths;
+};
+
+struct Request {
+  Operation op;
+  Buffer keys;    // uint64, sorted, unique
+  Buffer values;  // pushes only
+  Buffer lens;    // int32 per key, or empty
+  PullDestination destination;
+  std::function<void()> callback;
+  int user_command = 0;
+};
+
+// The byte-level engine under KVWorker<T>: slices requests by server, sends them, tracks them and
+// assembles pulled values in the caller's buffer. One instance per KVWorker.
+class KVClientCore {
+ public:
+  KVClientCore(Session& session, int app_id, size_t value_size);
+  ~KVClientCore();
+  KVClientCore(const KVClientCore&) = delete;
+  KVClientCore& operator=(const KVClientCore&) = delete;
+
+  // Validates and sends; returns the request's timestamp. Throws Error on bad input.
+  int Submit(Request request);
+  // Throws Error if the request failed or `timestamp` is unknown, TimeoutError after timeout_s.
+  void Wait(int timestamp);
+  // Returns false if the request has not finished within `timeout`.
+  bool Wait(int timestamp, std::chrono::milliseconds timeout);
+
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace detail
+}  // namespace pacer

@@ -1,0 +1,65 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "pacer/buffer.h"
+#include "pacer/session.h"
+
+namespace pacer {
+namespace detail {
+class PendingResponse;
+}  // namespace detail
+
+// What a server's handler knows about a request, besides its keys and values.
+struct RequestMeta {
+  int sender = -1;  // rank of the worker
+  int app_id = 0;
+  int64_t timestamp = 0;  // the worker's timestamp
+  bool push = false;
+  bool pull = false;
+  int user_command = 0;
+  // The request thread running the handler (0..num_shards-1). A key is always handled by the
+  // same thread, so per-thread state needs no lock.
+  int shard = 0;
+  // Collects the response; copy the meta to respond later (e.g. when a synchronization rule
+  // fires).
+  std::shared_ptr<detail::PendingResponse> response;
+};
+
+namespace detail {
+
+struct RequestData {
+  Buffer keys;
+  Buffer values;
+  Buffer lens;
+};
+
+// The byte-level engine under KVServer<T>: validates requests, splits each by shard (key hash) and
+// queues the parts on the shards' threads, and merges the parts' responses into one reply.
+class KVServerCore {
+ public:
+  using Handler = std::function<void(const RequestMeta&, const RequestData&)>;
+
+  KVServerCore(Session& session, int app_id, size_t value_size, Handler handler);
+  ~KVServerCore();
+  KVServerCore(const KVServerCore&) = delete;
+  KVServerCore& operator=(const KVServerCore&) = delete;
+
+  // Starts handling requests, those queued before included. Call once the handler's state exists.
+  void Start();
+  int num_shards() const;
+  int rank() const;
+  // Answers one part of a request (exactly once per handler call).
+  void Respond(const RequestMeta& meta, Buffer keys, Buffer values, Buffer lens);
+  void RespondError(const RequestMeta& meta, const std::string& error);
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace detail
+}  // namespace pacer

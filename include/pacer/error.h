@@ -1,0 +1,21 @@
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace pacer {
+
+// Every failure Pacer reports to a caller: bad input, a server's rejection, a transport fault.
+// The message names what was wrong (key, rank, sizes).
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A wait (request, barrier) that did not finish within its deadline.
+class TimeoutError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace pacer

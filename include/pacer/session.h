@@ -1,0 +1,59 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "pacer/config.h"
+#include "pacer/types.h"
+
+namespace pacer {
+
+class SessionCore;
+
+// One node of a Pacer job. Constructing a Session joins the job: it initializes MPI if the program
+// has not (an existing training code may have), assigns this rank its role (rank 0 scheduler,
+// ranks 1..servers servers, the rest workers) and brings the transport up. Every rank constructs
+// its Session at the same point (it is collective). Finalize (or the destructor) waits until every
+// node has finalized, then tears down; requests in flight must be waited for before.
+class Session {
+ public:
+  explicit Session(const Config& config);
+  // For tests and embedders that bring their own transport (see src/ps/session_core.h).
+  explicit Session(std::unique_ptr<SessionCore> core);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  Role role() const;
+  bool is_scheduler() const { return role() == Role::kScheduler; }
+  bool is_server() const { return role() == Role::kServer; }
+  bool is_worker() const { return role() == Role::kWorker; }
+  int rank() const;
+  int num_servers() const;
+  int num_workers() const;
+  // Index of this node within its role: 0..num_workers-1 on workers, 0..num_servers-1 on servers.
+  int role_index() const;
+  // "ucx" or "mpi".
+  std::string transport_name() const;
+  const Config& config() const;
+
+  // Blocks until every node of `group` (NodeGroup bits) has called Barrier with the same group.
+  // Throws TimeoutError after config().timeout_s or `timeout`.
+  void Barrier(int group);
+  void Barrier(int group, std::chrono::milliseconds timeout);
+
+  // The server index (0..num_servers-1) that owns `key` in the current placement.
+  int ServerOfKey(Key key) const;
+
+  // Waits for all nodes, then stops the transport and, if Session initialized MPI, finalizes it.
+  // Servers and the scheduler typically call it right away and serve until the workers finish.
+  void Finalize();
+
+  SessionCore& core() { return *core_; }
+
+ private:
+  std::unique_ptr<SessionCore> core_;
+};
+
+}  // namespace pacer

@@ -1,0 +1,166 @@
+#include "ps/message.h"
+
+#include <cstring>
+#include <sstream>
+
+namespace pacer {
+namespace {
+
+const uint8_t kZeros[8] = {};
+
+}  // namespace
+
+size_t Message::vals_bytes() const {
+  size_t total = 0;
+  for (const Buffer& b : vals) total += b.size();
+  return total;
+}
+
+Buffer Message::vals_buffer() const {
+  if (vals.size() == 1) return vals[0];
+  uint8_t* out = nullptr;
+  Buffer joined = Buffer::Allocate(vals_bytes(), &out);
+  for (const Buffer& b : vals) {
+    if (b.size() > 0) std::memcpy(out, b.data(), b.size());
+    out += b.size();
+  }
+  return joined;
+}
+
+size_t PaddingAfterLens(uint64_t keys_bytes, uint64_t lens_bytes) {
+  return (8 - (keys_bytes + lens_bytes) % 8) % 8;
+}
+
+uint64_t DecodedHeader::payload_bytes() const {
+  return wire.keys_bytes + wire.lens_bytes + PaddingAfterLens(wire.keys_bytes, wire.lens_bytes) +
+         wire.vals_bytes;
+}
+
+std::vector<uint8_t> EncodeHeader(const Message& msg) {
+  WireHeader wire{};
+  wire.magic = WireHeader::kMagic;
+  wire.meta_bytes = static_cast<uint32_t>(msg.meta.ByteSizeLong());
+  wire.keys_bytes = msg.keys.size();
+  wire.lens_bytes = msg.lens.size();
+  wire.vals_bytes = msg.vals_bytes();
+  std::vector<uint8_t> out(sizeof(WireHeader) + wire.meta_bytes);
+  std::memcpy(out.data(), &wire, sizeof(wire));
+  msg.meta.SerializeWithCachedSizesToArray(out.data() + sizeof(wire));
+  return out;
+}
+
+std::vector<Buffer> PayloadFragments(const Message& msg) {
+  std::vector<Buffer> out;
+  out.reserve(3 + msg.vals.size());
+  if (!msg.keys.empty()) out.push_back(msg.keys);
+  if (!msg.lens.empty()) out.push_back(msg.lens);
+  size_t pad = PaddingAfterLens(msg.keys.size(), msg.lens.size());
+  if (pad > 0 && msg.vals_bytes() > 0) out.emplace_back(kZeros, pad);
+  for (const Buffer& b : msg.vals) {
+    if (!b.empty()) out.push_back(b);
+  }
+  return out;
+}
+
+bool DecodeHeader(const void* data, size_t size, int world_size, DecodedHeader* out,
+                  std::string* error) {
+  std::ostringstream why;
+  if (size < sizeof(WireHeader)) {
+    why << "truncated header: " << size << " bytes, need at least " << sizeof(WireHeader);
+    *error = why.str();
+    return false;
+  }
+  std::memcpy(&out->wire, data, sizeof(WireHeader));
+  const WireHeader& w = out->wire;
+  if (w.magic != WireHeader::kMagic) {
+    why << "bad magic 0x" << std::hex << w.magic;
+    *error = why.str();
+    return false;
+  }
+  if (size != sizeof(WireHeader) + w.meta_bytes) {
+    why << "header of " << size << " bytes declares " << w.meta_bytes << " bytes of meta";
+    *error = why.str();
+    return false;
+  }
+  if (!out->meta.ParseFromArray(static_cast<const uint8_t*>(data) + sizeof(WireHeader),
+                                static_cast<int>(w.meta_bytes))) {
+    why << "unparsable meta (" << w.meta_bytes << " bytes)";
+    *error = why.str();
+    return false;
+  }
+  const proto::Meta& m = out->meta;
+  why << "message from rank " << m.sender() << " (" << Describe(m) << "): ";
+  if (m.sender() < 0 || m.sender() >= world_size) {
+    why << "sender rank outside [0, " << world_size << ")";
+  } else if (!proto::Command_IsValid(m.command()) || m.command() == proto::COMMAND_UNSPECIFIED) {
+    why << "unknown command " << static_cast<int>(m.command());
+  } else if (w.keys_bytes % sizeof(uint64_t) != 0) {
+    why << "keys segment of " << w.keys_bytes << " bytes is not a whole number of 8-byte keys";
+  } else if (w.lens_bytes % sizeof(int32_t) != 0) {
+    why << "lens segment of " << w.lens_bytes << " bytes is not a whole number of int32";
+  } else if (w.lens_bytes != 0 && w.lens_bytes / 4 != w.keys_bytes / 8) {
+    why << w.lens_bytes / 4 << " lengths for " << w.keys_bytes / 8 << " keys";
+  } else if (w.vals_bytes > 0 && m.value_size() <= 0) {
+    why << w.vals_bytes << " bytes of values with value size " << m.value_size();
+  } else if (w.vals_bytes > 0 && w.vals_bytes % m.value_size() != 0) {
+    why << w.vals_bytes << " bytes of values is not a multiple of value size " << m.value_size();
+  } else if (w.vals_bytes > 0 && w.keys_bytes == 0) {
+    why << w.vals_bytes << " bytes of values without keys";
+  } else if (w.keys_bytes > (uint64_t{1} << 40) || w.vals_bytes > (uint64_t{1} << 40)) {
+    why << "implausible segment sizes (keys " << w.keys_bytes << ", values " << w.vals_bytes
+        << " bytes)";
+  } else {
+    return true;
+  }
+  *error = why.str();
+  return false;
+}
+
+bool DecodePayload(DecodedHeader&& header, Buffer payload, Message* out, std::string* error) {
+  const WireHeader& w = header.wire;
+  if (payload.size() != header.payload_bytes()) {
+    std::ostringstream why;
+    why << "message from rank " << header.meta.sender() << " (" << Describe(header.meta)
+        << "): payload of " << payload.size() << " bytes, header declares "
+        << header.payload_bytes();
+    *error = why.str();
+    return false;
+  }
+  out->meta = std::move(header.meta);
+  out->keys = payload.Slice(0, w.keys_bytes);
+  out->lens = payload.Slice(w.keys_bytes, w.lens_bytes);
+  size_t vals_offset = w.keys_bytes + w.lens_bytes + PaddingAfterLens(w.keys_bytes, w.lens_bytes);
+  const int32_t* lens = out->lens.as<int32_t>();
+  uint64_t declared = 0;
+  for (size_t i = 0; i < out->lens.count<int32_t>(); ++i) {
+    if (lens[i] < 0) {
+      std::ostringstream why;
+      why << "message from rank " << out->meta.sender() << ": negative length " << lens[i]
+          << " for key " << out->keys.as<uint64_t>()[i];
+      *error = why.str();
+      return false;
+    }
+    declared += static_cast<uint64_t>(lens[i]) * out->meta.value_size();
+  }
+  if (w.lens_bytes > 0 && declared != w.vals_bytes) {
+    std::ostringstream why;
+    why << "message from rank " << out->meta.sender() << " (" << Describe(out->meta)
+        << "): lengths add up to " << declared << " bytes of values, payload carries "
+        << w.vals_bytes;
+    *error = why.str();
+    return false;
+  }
+  out->vals.clear();
+  if (w.vals_bytes > 0) out->vals.push_back(payload.Slice(vals_offset, w.vals_bytes));
+  return true;
+}
+
+std::string Describe(const proto::Meta& meta) {
+  std::ostringstream s;
+  s << proto::Command_Name(meta.command()) << (meta.is_response() ? " response" : "")
+    << " request_id=" << meta.request_id() << " app=" << meta.app_id()
+    << " client=" << meta.client_id();
+  return s.str();
+}
+
+}  // namespace pacer

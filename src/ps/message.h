@@ -1,0 +1,59 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "meta.pb.h"
+#include "pacer/buffer.h"
+
+namespace pacer {
+
+// One Pacer message: protobuf meta plus three binary segments. On the wire the meta travels in a
+// small header and the segments in one payload laid out as keys | lens | padding | vals, so values
+// start 8-byte aligned. Values may be a gather list (a slice of a caller's buffer per run of keys);
+// they are sent without being copied together.
+struct Message {
+  proto::Meta meta;
+  Buffer keys;               // uint64 keys
+  Buffer lens;               // int32 value counts per key, or empty: all keys the same length
+  std::vector<Buffer> vals;  // values; one buffer in a received message
+
+  size_t vals_bytes() const;
+  size_t num_keys() const { return keys.size() / sizeof(uint64_t); }
+  Buffer vals_buffer() const;  // the values as one buffer (the single fragment, or a copy)
+};
+
+// The fixed part of the wire header, followed by `meta_bytes` of serialized proto::Meta.
+struct WireHeader {
+  static constexpr uint32_t kMagic = 0x50414345;  // "PACE"
+  uint32_t magic;
+  uint32_t meta_bytes;
+  uint64_t keys_bytes;
+  uint64_t lens_bytes;
+  uint64_t vals_bytes;
+};
+
+size_t PaddingAfterLens(uint64_t keys_bytes, uint64_t lens_bytes);
+
+// Serializes the header (WireHeader + meta).
+std::vector<uint8_t> EncodeHeader(const Message& msg);
+// The payload as a gather list of views into the message's segments (no copy).
+std::vector<Buffer> PayloadFragments(const Message& msg);
+
+// A decoded, validated header. DecodeHeader checks everything a header alone can tell: magic,
+// sizes, meta, command, sender rank within [0, world_size); it returns false with a reason naming
+// the sender and sizes. DecodePayload then checks the payload length and attaches the segments.
+struct DecodedHeader {
+  WireHeader wire{};
+  proto::Meta meta;
+  uint64_t payload_bytes() const;
+};
+bool DecodeHeader(const void* data, size_t size, int world_size, DecodedHeader* out,
+                  std::string* error);
+bool DecodePayload(DecodedHeader&& header, Buffer payload, Message* out, std::string* error);
+
+// Human-readable one-line description of a message, for logs and errors.
+std::string Describe(const proto::Meta& meta);
+
+}  // namespace pacer

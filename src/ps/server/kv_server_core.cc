@@ -1,0 +1,231 @@
+#include "pacer/detail/kv_server_core.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "pacer/error.h"
+#include "ps/request_validation.h"
+#include "ps/routing.h"
+#include "ps/server/pending_response.h"
+#include "ps/session_core.h"
+
+namespace pacer {
+namespace detail {
+namespace {
+
+template <typename T>
+Buffer Gather(const T* items, const std::vector<size_t>& positions) {
+  std::vector<T> out(positions.size());
+  for (size_t i = 0; i < positions.size(); ++i) out[i] = items[positions[i]];
+  return Buffer::FromVector(std::move(out));
+}
+
+}  // namespace
+
+class KVServerCore::Impl {
+ public:
+  Impl(SessionCore& session, int app_id, size_t value_size, Handler handler, int shards)
+      : session_(session), app_id_(app_id), value_size_(value_size), handler_(std::move(handler)) {
+    for (int i = 0; i < shards; ++i) shards_.push_back(std::make_unique<Shard>());
+  }
+
+  ~Impl() {
+    if (started_) session_.DetachServer(app_id_);
+    for (auto& shard : shards_) {
+      {
+        std::lock_guard<std::mutex> lock(shard->mu);
+        shard->stopping = true;
+      }
+      shard->ready.notify_all();
+      if (shard->thread.joinable()) shard->thread.join();
+    }
+  }
+
+  void Start() {
+    for (size_t i = 0; i < shards_.size(); ++i) {
+      shards_[i]->thread = std::thread([this, i] { RunShard(static_cast<int>(i)); });
+    }
+    started_ = true;
+    session_.AttachServer(app_id_, [this](Message&& msg) { OnRequest(std::move(msg)); });
+  }
+
+  int num_shards() const { return static_cast<int>(shards_.size()); }
+  SessionCore& session() { return session_; }
+
+ private:
+  struct Task {
+    RequestMeta meta;
+    RequestData data;
+  };
+  struct Shard {
+    std::thread thread;
+    std::mutex mu;
+    std::condition_variable ready;
+    std::deque<Task> queue;
+    bool stopping = false;
+  };
+
+  int ShardOf(Key key) const {
+    return static_cast<int>(Router::Mix(key) % static_cast<uint64_t>(shards_.size()));
+  }
+
+  std::string Validate(const Message& msg, bool push) const {
+    std::ostringstream why;
+    size_t vals_bytes = msg.vals_bytes();
+    if (msg.meta.value_size() != static_cast<int>(value_size_) && (push || msg.meta.value_size())) {
+      why << "values of " << msg.meta.value_size() << " bytes, but the KVServer of app "
+          << app_id_ << " holds values of " << value_size_ << " bytes";
+      return why.str();
+    }
+    if (!push && vals_bytes > 0) {
+      why << "a pull carries " << vals_bytes << " bytes of values";
+      return why.str();
+    }
+    return ValidateKeyValues(msg.keys.as<Key>(), msg.num_keys(), msg.lens.as<int32_t>(),
+                             msg.lens.count<int32_t>(), push ? vals_bytes / value_size_ : 0, push);
+  }
+
+  void OnRequest(Message&& msg) {
+    const proto::Command command = msg.meta.command();
+    if (command != proto::PUSH && command != proto::PULL && command != proto::PUSH_PULL) {
+      session_.RejectRequest(msg.meta, "not a key-value request");
+      return;
+    }
+    const bool push = command != proto::PULL;
+    std::string error = Validate(msg, push);
+    if (!error.empty()) {
+      session_.RejectRequest(msg.meta, error);
+      return;
+    }
+    const Key* keys = msg.keys.as<Key>();
+    const size_t n = msg.num_keys();
+    std::vector<std::vector<size_t>> parts(shards_.size());
+    for (size_t i = 0; i < n; ++i) parts[ShardOf(keys[i])].push_back(i);
+    int num_parts = 0;
+    for (const auto& p : parts) num_parts += !p.empty();
+
+    RequestMeta meta;
+    meta.sender = msg.meta.sender();
+    meta.app_id = app_id_;
+    meta.timestamp = msg.meta.request_id();
+    meta.push = push;
+    meta.pull = command != proto::PUSH;
+    meta.user_command = msg.meta.user_command();
+    meta.response =
+        std::make_shared<PendingResponse>(msg.meta, session_, value_size_, num_parts);
+
+    Buffer values = msg.vals_buffer();
+    const int32_t* lens = msg.lens.as<int32_t>();
+    const size_t uniform = push && lens == nullptr ? values.size() / n : 0;
+    for (size_t s = 0; s < parts.size(); ++s) {
+      const std::vector<size_t>& part = parts[s];
+      if (part.empty()) continue;
+      RequestData data;
+      if (part.size() == n) {
+        data = {msg.keys, values, msg.lens};
+      } else {
+        data.keys = Gather(keys, part);
+        if (lens != nullptr) data.lens = Gather(lens, part);
+        if (push) data.values = GatherValues(values, lens, uniform, part);
+      }
+      meta.shard = static_cast<int>(s);
+      Shard& shard = *shards_[s];
+      {
+        std::lock_guard<std::mutex> lock(shard.mu);
+        shard.queue.push_back({meta, std::move(data)});
+      }
+      shard.ready.notify_one();
+    }
+  }
+
+  Buffer GatherValues(const Buffer& values, const int32_t* lens, size_t uniform,
+                      const std::vector<size_t>& part) const {
+    std::vector<size_t> offsets;
+    if (lens != nullptr) {
+      // Offsets of every key up to the last one in the part.
+      offsets.resize(part.back() + 2, 0);
+      for (size_t i = 0; i <= part.back(); ++i) {
+        offsets[i + 1] = offsets[i] + static_cast<size_t>(lens[i]) * value_size_;
+      }
+    }
+    auto begin = [&](size_t i) { return lens ? offsets[i] : i * uniform; };
+    auto size = [&](size_t i) { return lens ? static_cast<size_t>(lens[i]) * value_size_ : uniform; };
+    size_t total = 0;
+    for (size_t i : part) total += size(i);
+    uint8_t* out = nullptr;
+    Buffer gathered = Buffer::Allocate(total, &out);
+    for (size_t i : part) {
+      std::copy_n(values.data() + begin(i), size(i), out);
+      out += size(i);
+    }
+    return gathered;
+  }
+
+  void RunShard(int index) {
+    Shard& shard = *shards_[index];
+    for (;;) {
+      Task task;
+      {
+        std::unique_lock<std::mutex> lock(shard.mu);
+        shard.ready.wait(lock, [&] { return shard.stopping || !shard.queue.empty(); });
+        if (shard.queue.empty()) return;
+        task = std::move(shard.queue.front());
+        shard.queue.pop_front();
+      }
+      try {
+        handler_(task.meta, task.data);
+      } catch (const std::exception& e) {
+        task.meta.response->AddPart(task.meta.shard, {}, {}, {}, e.what());
+      }
+    }
+  }
+
+  SessionCore& session_;
+  const int app_id_;
+  const size_t value_size_;
+  Handler handler_;
+  std::vector<std::unique_ptr<Shard>> shards_;
+  bool started_ = false;
+};
+
+namespace {
+
+int DefaultShards(const Config& config) {
+  if (config.server_threads > 0) return config.server_threads;
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, std::min(4, cores));
+}
+
+}  // namespace
+
+KVServerCore::KVServerCore(Session& session, int app_id, size_t value_size, Handler handler) {
+  if (!session.is_server()) {
+    throw Error("rank " + std::to_string(session.rank()) + " is a " + RoleName(session.role()) +
+                ", not a server: it cannot host a KVServer");
+  }
+  impl_ = std::make_unique<Impl>(session.core(), app_id, value_size, std::move(handler),
+                                 DefaultShards(session.config()));
+}
+
+KVServerCore::~KVServerCore() = default;
+
+void KVServerCore::Start() { impl_->Start(); }
+int KVServerCore::num_shards() const { return impl_->num_shards(); }
+int KVServerCore::rank() const { return impl_->session().rank(); }
+
+void KVServerCore::Respond(const RequestMeta& meta, Buffer keys, Buffer values, Buffer lens) {
+  meta.response->AddPart(meta.shard, std::move(keys), std::move(values), std::move(lens), "");
+}
+
+void KVServerCore::RespondError(const RequestMeta& meta, const std::string& error) {
+  meta.response->AddPart(meta.shard, {}, {}, {}, error.empty() ? "unspecified error" : error);
+}
+
+}  // namespace detail
+}  // namespace pacer

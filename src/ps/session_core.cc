@@ -1,0 +1,304 @@
+#include "ps/session_core.h"
+
+#include <glog/logging.h>
+#include <mpi.h>
+
+#include <sstream>
+
+#include "pacer/error.h"
+#include "ps/transport/mpi_transport.h"
+#include "ps/transport/ucx_transport.h"
+
+namespace pacer {
+namespace {
+
+std::string GroupName(int group) {
+  std::string name;
+  if (group & kSchedulerGroup) name += "scheduler";
+  if (group & kServerGroup) name += name.empty() ? "servers" : "+servers";
+  if (group & kWorkerGroup) name += name.empty() ? "workers" : "+workers";
+  return name.empty() ? "none" : name;
+}
+
+// Takes ownership of `comm` (the transport frees it).
+std::unique_ptr<Transport> CreateTransport(MPI_Comm comm, const Config& config) {
+  const std::string& choice = config.transport;
+  if (choice != "ucx" && choice != "mpi" && choice != "auto") {
+    throw Error("unknown transport '" + choice + "': use ucx, mpi or auto");
+  }
+  if (choice == "mpi") return std::make_unique<MpiTransport>(comm, config);
+  MPI_Comm ucx_comm;
+  MPI_Comm_dup(comm, &ucx_comm);
+  std::unique_ptr<Transport> ucx;
+  std::string why;
+  try {
+    ucx = std::make_unique<UcxTransport>(ucx_comm, config);
+  } catch (const Error& e) {
+    why = e.what();
+  }
+  // Every rank must pick the same transport: fall back to MPI if UCX failed anywhere.
+  int ok = ucx != nullptr, all_ok = 0;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+  if (all_ok) {
+    MPI_Comm_free(&comm);
+    return ucx;
+  }
+  if (ucx) {
+    ucx.reset();  // frees ucx_comm
+  } else {
+    MPI_Comm_free(&ucx_comm);
+  }
+  if (choice == "ucx") throw Error("transport ucx requested but UCX did not initialize: " + why);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) {
+    LOG(WARNING) << "UCX did not initialize on every rank (" << (why.empty() ? "elsewhere" : why)
+                 << "); using the MPI transport";
+  }
+  return std::make_unique<MpiTransport>(comm, config);
+}
+
+}  // namespace
+
+std::unique_ptr<SessionCore> SessionCore::CreateWithMpi(const Config& config) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  bool finalize_mpi = false;
+  if (!initialized) {
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
+    finalize_mpi = true;
+  }
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  return std::make_unique<SessionCore>(config, CreateTransport(comm, config), finalize_mpi);
+}
+
+SessionCore::SessionCore(const Config& config, std::unique_ptr<Transport> transport,
+                         bool finalize_mpi)
+    : config_(config),
+      transport_(std::move(transport)),
+      router_(config.servers > 0 ? config.servers : 1),
+      rank_(transport_->rank()),
+      size_(transport_->size()),
+      transport_name_(transport_->name()),
+      finalize_mpi_(finalize_mpi) {
+  int size = size_;
+  if (config_.servers < 1 || size < config_.servers + 2) {
+    std::ostringstream s;
+    s << "a job of " << size << " ranks cannot have " << config_.servers
+      << " servers: it needs 1 scheduler, at least 1 server and at least 1 worker (--servers, "
+         "PACER_SERVERS)";
+    throw Error(s.str());
+  }
+  role_ = RoleOf(transport_->rank());
+  transport_->Start([this](Message&& msg) { Dispatch(std::move(msg)); });
+}
+
+SessionCore::~SessionCore() {
+  if (!finalized_) {
+    try {
+      Finalize();
+    } catch (const std::exception& e) {
+      LOG(ERROR) << "rank " << rank() << ": finalize failed: " << e.what();
+    }
+  }
+}
+
+Role SessionCore::RoleOf(int rank) const {
+  if (rank == 0) return Role::kScheduler;
+  return rank <= config_.servers ? Role::kServer : Role::kWorker;
+}
+
+int SessionCore::role_index() const {
+  switch (role_) {
+    case Role::kScheduler:
+      return 0;
+    case Role::kServer:
+      return rank() - 1;
+    case Role::kWorker:
+      return rank() - 1 - config_.servers;
+  }
+  return 0;
+}
+
+void SessionCore::AttachServer(int app_id, Sink sink) {
+  std::vector<Message> early;
+  std::lock_guard<std::mutex> lock(sinks_mu_);
+  if (role_ != Role::kServer) {
+    throw Error("rank " + std::to_string(rank()) + " is a " + RoleName(role_) +
+                ", not a server: it cannot host a KVServer");
+  }
+  if (servers_.count(app_id)) {
+    throw Error("a KVServer for app " + std::to_string(app_id) + " already exists on rank " +
+                std::to_string(rank()));
+  }
+  servers_[app_id] = sink;
+  detached_servers_.erase(app_id);
+  early.swap(early_requests_[app_id]);
+  early_requests_.erase(app_id);
+  for (Message& msg : early) sink(std::move(msg));
+}
+
+void SessionCore::DetachServer(int app_id) {
+  std::lock_guard<std::mutex> lock(sinks_mu_);
+  servers_.erase(app_id);
+  detached_servers_[app_id] = true;
+}
+
+int SessionCore::AttachClient(Sink sink) {
+  std::lock_guard<std::mutex> lock(sinks_mu_);
+  int id = next_client_id_++;
+  clients_[id] = std::move(sink);
+  return id;
+}
+
+void SessionCore::DetachClient(int client_id) {
+  std::lock_guard<std::mutex> lock(sinks_mu_);
+  clients_.erase(client_id);
+}
+
+void SessionCore::SendOrLog(int dst, const Message& msg) {
+  try {
+    transport_->Send(dst, msg, nullptr);
+  } catch (const Error& e) {
+    LOG(ERROR) << "rank " << rank() << ": " << e.what();
+  }
+}
+
+void SessionCore::RejectRequest(const proto::Meta& request, const std::string& error) {
+  std::ostringstream s;
+  s << "server rank " << rank() << " rejected " << Describe(request) << " from rank "
+    << request.sender() << ": " << error;
+  LOG(WARNING) << s.str();
+  Message reply;
+  reply.meta.set_command(request.command());
+  reply.meta.set_is_response(true);
+  reply.meta.set_sender(rank());
+  reply.meta.set_app_id(request.app_id());
+  reply.meta.set_client_id(request.client_id());
+  reply.meta.set_request_id(request.request_id());
+  reply.meta.set_error(s.str());
+  SendOrLog(request.sender(), reply);
+}
+
+void SessionCore::Dispatch(Message&& msg) {
+  const proto::Meta& meta = msg.meta;
+  switch (meta.command()) {
+    case proto::BARRIER:
+      HandleBarrierRequest(msg);
+      return;
+    case proto::BARRIER_RELEASE: {
+      std::lock_guard<std::mutex> lock(barrier_mu_);
+      ++barriers_released_[meta.barrier_group()];
+      barrier_cv_.notify_all();
+      return;
+    }
+    default:
+      break;
+  }
+  std::unique_lock<std::mutex> lock(sinks_mu_);
+  if (meta.is_response()) {
+    auto it = clients_.find(meta.client_id());
+    if (it == clients_.end()) {
+      LOG(WARNING) << "rank " << rank() << " dropped a response for unknown client "
+                   << meta.client_id() << " (" << Describe(meta) << ") from rank "
+                   << meta.sender();
+      return;
+    }
+    it->second(std::move(msg));
+    return;
+  }
+  if (role_ != Role::kServer) {
+    lock.unlock();
+    RejectRequest(meta, std::string("rank is a ") + RoleName(role_) + ", not a server");
+    return;
+  }
+  auto it = servers_.find(meta.app_id());
+  if (it != servers_.end()) {
+    it->second(std::move(msg));
+  } else if (detached_servers_.count(meta.app_id())) {
+    lock.unlock();
+    RejectRequest(meta, "no KVServer for app " + std::to_string(meta.app_id()) + " any more");
+  } else {
+    early_requests_[meta.app_id()].push_back(std::move(msg));
+  }
+}
+
+int SessionCore::GroupSize(int group) const {
+  int n = 0;
+  if (group & kSchedulerGroup) n += 1;
+  if (group & kServerGroup) n += num_servers();
+  if (group & kWorkerGroup) n += num_workers();
+  return n;
+}
+
+void SessionCore::HandleBarrierRequest(const Message& msg) {
+  int group = msg.meta.barrier_group();
+  int sender = msg.meta.sender();
+  if (role_ != Role::kScheduler) {
+    LOG(ERROR) << "rank " << rank() << " is not the scheduler: dropped a barrier from rank "
+               << sender;
+    return;
+  }
+  static const int kRoleBit[] = {kSchedulerGroup, kServerGroup, kWorkerGroup};
+  if ((group & ~kAllNodes) != 0 || !(group & kRoleBit[static_cast<int>(RoleOf(sender))])) {
+    LOG(ERROR) << "scheduler dropped a barrier for group " << group << " from rank " << sender
+               << ", a " << RoleName(RoleOf(sender)) << " outside that group";
+    return;
+  }
+  std::vector<int> release;
+  {
+    std::lock_guard<std::mutex> lock(barrier_mu_);
+    std::vector<int>& arrived = barrier_arrivals_[group];
+    arrived.push_back(sender);
+    if (static_cast<int>(arrived.size()) == GroupSize(group)) release.swap(arrived);
+  }
+  for (int rank : release) {
+    Message reply;
+    reply.meta.set_command(proto::BARRIER_RELEASE);
+    reply.meta.set_sender(0);
+    reply.meta.set_barrier_group(group);
+    SendOrLog(rank, reply);
+  }
+}
+
+void SessionCore::Barrier(int group, std::optional<std::chrono::milliseconds> timeout) {
+  static const int kRoleBit[] = {kSchedulerGroup, kServerGroup, kWorkerGroup};
+  if ((group & ~kAllNodes) != 0 || !(group & kRoleBit[static_cast<int>(role_)])) {
+    throw Error("rank " + std::to_string(rank()) + " (a " + RoleName(role_) +
+                ") cannot enter a barrier of group " + GroupName(group));
+  }
+  int64_t target;
+  {
+    std::lock_guard<std::mutex> lock(barrier_mu_);
+    target = ++barriers_entered_[group];
+  }
+  Message request;
+  request.meta.set_command(proto::BARRIER);
+  request.meta.set_sender(rank());
+  request.meta.set_barrier_group(group);
+  transport_->Send(0, request, nullptr);
+  std::unique_lock<std::mutex> lock(barrier_mu_);
+  auto released = [&] { return barriers_released_[group] >= target; };
+  if (!timeout) {
+    barrier_cv_.wait(lock, released);
+  } else if (!barrier_cv_.wait_for(lock, *timeout, released)) {
+    std::ostringstream s;
+    s << "barrier of group " << GroupName(group) << " (" << GroupSize(group)
+      << " nodes) timed out after " << timeout->count() << " ms on rank " << rank();
+    throw TimeoutError(s.str());
+  }
+}
+
+void SessionCore::Finalize() {
+  if (finalized_) return;
+  finalized_ = true;
+  // Servers and the scheduler wait here for as long as the workers train: no deadline.
+  Barrier(kAllNodes, std::nullopt);
+  transport_->Stop();
+  transport_.reset();
+  if (finalize_mpi_) MPI_Finalize();
+}
+
+}  // namespace pacer

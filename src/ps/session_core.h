@@ -1,0 +1,94 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "pacer/config.h"
+#include "pacer/types.h"
+#include "ps/message.h"
+#include "ps/routing.h"
+#include "ps/transport/transport.h"
+
+namespace pacer {
+
+// What a Session is inside: the transport, this node's role, key placement, and the dispatch of
+// incoming messages to the KVServer (requests), the KVWorkers (responses) and the barrier logic.
+// Requests that reach a server before its KVServer exists wait in a queue and are handed over when
+// it attaches, so a worker's first push can never race a server's start-up.
+class SessionCore {
+ public:
+  using Sink = std::function<void(Message&&)>;
+
+  // Joins a job over MPI: initializes MPI when needed and picks the transport.
+  static std::unique_ptr<SessionCore> CreateWithMpi(const Config& config);
+
+  // Runs over a given transport (tests: LocalTransport). `finalize_mpi`: call MPI_Finalize at the
+  // end because this session initialized MPI.
+  SessionCore(const Config& config, std::unique_ptr<Transport> transport, bool finalize_mpi);
+  ~SessionCore();
+
+  const Config& config() const { return config_; }
+  Transport& transport() { return *transport_; }
+  const Router& router() const { return router_; }
+  Role role() const { return role_; }
+  int rank() const { return rank_; }
+  int num_servers() const { return config_.servers; }
+  int num_workers() const { return size_ - 1 - config_.servers; }
+  std::string transport_name() const { return transport_name_; }
+  int role_index() const;
+  static int ServerRank(int server_index) { return 1 + server_index; }
+  Role RoleOf(int rank) const;
+
+  // The sink receives every request for `app_id`, starting with those that arrived before.
+  void AttachServer(int app_id, Sink sink);
+  void DetachServer(int app_id);
+  // Returns the client id that responses carry back to `sink`.
+  int AttachClient(Sink sink);
+  void DetachClient(int client_id);
+
+  // Replies to `request` with an error naming this rank; logs it too.
+  void RejectRequest(const proto::Meta& request, const std::string& error);
+
+  // Waits without deadline when `timeout` is empty.
+  void Barrier(int group, std::optional<std::chrono::milliseconds> timeout);
+  void Finalize();
+
+ private:
+  void Dispatch(Message&& msg);
+  void HandleBarrierRequest(const Message& msg);
+  int GroupSize(int group) const;
+  void SendOrLog(int dst, const Message& msg);
+
+  Config config_;
+  std::unique_ptr<Transport> transport_;
+  Router router_;
+  int rank_;
+  int size_;
+  std::string transport_name_;
+  Role role_;
+  bool finalize_mpi_;
+  bool finalized_ = false;
+
+  std::mutex sinks_mu_;
+  std::map<int, Sink> servers_;
+  std::map<int, std::vector<Message>> early_requests_;
+  std::map<int, bool> detached_servers_;
+  std::map<int, Sink> clients_;
+  int next_client_id_ = 0;
+
+  // Barriers: on every node, how many barriers of each group were entered and released; on the
+  // scheduler, which ranks have arrived at each group's current barrier.
+  std::mutex barrier_mu_;
+  std::condition_variable barrier_cv_;
+  std::map<int, int64_t> barriers_entered_;
+  std::map<int, int64_t> barriers_released_;
+  std::map<int, std::vector<int>> barrier_arrivals_;
+};
+
+}  // namespace pacer

@@ -1,0 +1,99 @@
+#include "ps/transport/local_transport.h"
+
+#include <glog/logging.h>
+
+#include <cstring>
+#include <sstream>
+
+#include "pacer/error.h"
+
+namespace pacer {
+
+LocalTransport::Fabric::Fabric(int size) {
+  for (int r = 0; r < size; ++r) inboxes_.push_back(std::make_unique<Inbox>());
+}
+
+LocalTransport::LocalTransport(std::shared_ptr<Fabric> fabric, int rank)
+    : fabric_(std::move(fabric)), rank_(rank) {}
+
+LocalTransport::~LocalTransport() { Close(); }
+
+void LocalTransport::Start(ReceiveHandler handler) {
+  handler_ = std::move(handler);
+  delivery_thread_ = std::thread([this] { DeliveryLoop(); });
+}
+
+void LocalTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
+                               SendCallback on_sent) {
+  if (dst < 0 || dst >= size()) {
+    std::ostringstream s;
+    s << "send to rank " << dst << " outside [0, " << size() << ")";
+    throw Error(s.str());
+  }
+  size_t total = 0;
+  for (const Buffer& f : payload) total += f.size();
+  uint8_t* out = nullptr;
+  Fabric::Envelope envelope{std::move(header), Buffer::Allocate(total, &out)};
+  for (const Buffer& f : payload) {
+    if (f.size() > 0) std::memcpy(out, f.data(), f.size());
+    out += f.size();
+  }
+  Fabric::Inbox& inbox = *fabric_->inboxes_[dst];
+  {
+    std::lock_guard<std::mutex> lock(inbox.mu);
+    inbox.queue.push_back(std::move(envelope));
+  }
+  inbox.ready.notify_one();
+  if (on_sent) on_sent("");
+}
+
+void LocalTransport::DeliveryLoop() {
+  Fabric::Inbox& inbox = *fabric_->inboxes_[rank_];
+  for (;;) {
+    Fabric::Envelope envelope;
+    {
+      std::unique_lock<std::mutex> lock(inbox.mu);
+      inbox.ready.wait(lock, [&] { return inbox.closed || !inbox.queue.empty(); });
+      if (inbox.queue.empty()) return;
+      envelope = std::move(inbox.queue.front());
+      inbox.queue.pop_front();
+    }
+    DecodedHeader decoded;
+    std::string error;
+    Message msg;
+    if (!DecodeHeader(envelope.header.data(), envelope.header.size(), size(), &decoded, &error) ||
+        !DecodePayload(std::move(decoded), envelope.payload, &msg, &error)) {
+      LOG(ERROR) << "rank " << rank_ << " rejected a message: " << error;
+      continue;
+    }
+    handler_(std::move(msg));
+  }
+}
+
+void LocalTransport::Stop() {
+  // Collective, like the real transports: every rank's sends are enqueued before anyone stops.
+  {
+    std::unique_lock<std::mutex> lock(fabric_->barrier_mu_);
+    int64_t generation = fabric_->barrier_generation_;
+    if (++fabric_->barrier_waiting_ == size()) {
+      fabric_->barrier_waiting_ = 0;
+      ++fabric_->barrier_generation_;
+      fabric_->barrier_cv_.notify_all();
+    } else {
+      fabric_->barrier_cv_.wait(lock, [&] { return fabric_->barrier_generation_ != generation; });
+    }
+  }
+  Close();
+}
+
+void LocalTransport::Close() {
+  Fabric::Inbox& inbox = *fabric_->inboxes_[rank_];
+  {
+    std::lock_guard<std::mutex> lock(inbox.mu);
+    inbox.closed = true;
+  }
+  inbox.ready.notify_all();
+  if (delivery_thread_.joinable()) delivery_thread_.join();
+}
+
+}  // namespace pacer

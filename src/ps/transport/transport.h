@@ -1,0 +1,45 @@
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "ps/message.h"
+
+namespace pacer {
+
+// Moves messages between the ranks of one job. Implementations: UcxTransport (UCP active
+// messages), MpiTransport (point-to-point), LocalTransport (ranks as threads of one process, for
+// tests). A transport delivers each received message, decoded and validated, to the handler on its
+// own progress thread; malformed input from a peer is logged and dropped, never delivered.
+class Transport {
+ public:
+  using ReceiveHandler = std::function<void(Message&&)>;
+  // Runs when the send completed (on the progress thread, or inside Send when it completes at
+  // once); `error` is empty on success. It must not block.
+  using SendCallback = std::function<void(const std::string& error)>;
+
+  virtual ~Transport() = default;
+
+  virtual std::string name() const = 0;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Ranks running on this host (for choosing how long the progress thread may spin).
+  virtual int local_size() const = 0;
+
+  // Installs the handler and starts receiving. Called once, before any Send; no message is
+  // received before the handler is in place.
+  virtual void Start(ReceiveHandler handler) = 0;
+  // Sends asynchronously. The message's buffers stay referenced until the send completed; a
+  // buffer without an owner must stay valid until `on_sent` runs. Throws Error for a bad rank.
+  void Send(int dst, const Message& msg, SendCallback on_sent) {
+    SendBytes(dst, EncodeHeader(msg), PayloadFragments(msg), std::move(on_sent));
+  }
+  // Sends an encoded header and a payload as they are. Send is built on it; fault-injection tests
+  // use it to deliver malformed messages that Send could never produce.
+  virtual void SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
+                         SendCallback on_sent) = 0;
+  // Collective: completes this rank's sends, waits for every rank to get here, stops receiving.
+  virtual void Stop() = 0;
+};
+
+}  // namespace pacer

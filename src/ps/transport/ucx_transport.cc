@@ -1,0 +1,396 @@
+#include "ps/transport/ucx_transport.h"
+
+#include <glog/logging.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <sstream>
+#include <thread>
+
+#include "pacer/error.h"
+
+namespace pacer {
+namespace {
+
+constexpr unsigned kActiveMessageId = 7;
+
+void Check(ucs_status_t status, const char* what) {
+  if (status != UCS_OK) {
+    std::ostringstream s;
+    s << "UCX: " << what << " failed: " << ucs_status_string(status);
+    throw Error(s.str());
+  }
+}
+
+int CommSize(MPI_Comm comm) {
+  int n = 0;
+  MPI_Comm_size(comm, &n);
+  return n;
+}
+
+int LocalRanks(MPI_Comm comm) {
+  MPI_Comm local;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+  int n = 1;
+  MPI_Comm_size(local, &n);
+  MPI_Comm_free(&local);
+  return n;
+}
+
+}  // namespace
+
+struct UcxTransport::SendContext {
+  int dst;
+  int64_t bytes;
+  std::vector<uint8_t> header;
+  std::vector<Buffer> fragments;  // their owners keep the payload alive until completion
+  std::vector<ucp_dt_iov_t> iov;
+  SendCallback on_sent;
+  UcxTransport* transport;
+};
+
+struct UcxTransport::RndvReceive {
+  DecodedHeader header;
+  void* descriptor;
+  size_t length;
+  Buffer payload;
+  UcxTransport* transport;
+};
+
+UcxTransport::UcxTransport(MPI_Comm comm, const Config& config)
+    : comm_(comm),
+      timeout_s_(config.timeout_s),
+      rndv_threshold_(static_cast<size_t>(config.rndv_threshold)),
+      limiter_(CommSize(comm), config.max_inflight_bytes) {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  local_size_ = LocalRanks(comm_);
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  spin_us_ = config.spin_us >= 0 ? config.spin_us : (local_size_ <= cores ? 50 : 0);
+
+  ucp_config_t* ucp_config = nullptr;
+  Check(ucp_config_read(nullptr, nullptr, &ucp_config), "ucp_config_read");
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+  params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+  params.mt_workers_shared = 1;
+  ucs_status_t status = ucp_init(&params, ucp_config, &context_);
+  ucp_config_release(ucp_config);
+  Check(status, "ucp_init");
+
+  ucp_worker_params_t worker_params{};
+  worker_params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  worker_params.thread_mode = UCS_THREAD_MODE_MULTI;
+  Check(ucp_worker_create(context_, &worker_params, &worker_), "ucp_worker_create");
+  ucp_worker_attr_t attr{};
+  attr.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE;
+  Check(ucp_worker_query(worker_, &attr), "ucp_worker_query");
+  if (attr.thread_mode != UCS_THREAD_MODE_MULTI) {
+    throw Error("UCX: worker thread mode MULTI not granted");
+  }
+  Check(ucp_worker_get_efd(worker_, &event_fd_), "ucp_worker_get_efd");
+}
+
+UcxTransport::~UcxTransport() {
+  if (started_ && !stopped_) {
+    stopping_ = true;
+    Wake();
+    if (progress_thread_.joinable()) progress_thread_.join();
+    CloseEndpoints();
+  }
+  if (epoll_fd_ >= 0) close(epoll_fd_);
+  if (worker_ != nullptr) ucp_worker_destroy(worker_);
+  if (context_ != nullptr) ucp_cleanup(context_);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Comm_free(&comm_);
+}
+
+void UcxTransport::Start(ReceiveHandler handler) {
+  handler_ = std::move(handler);
+  ucp_am_handler_param_t am{};
+  am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                  UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+  am.id = kActiveMessageId;
+  am.cb = &UcxTransport::OnActiveMessage;
+  am.arg = this;
+  am.flags = UCP_AM_FLAG_WHOLE_MSG;
+  Check(ucp_worker_set_am_recv_handler(worker_, &am), "ucp_worker_set_am_recv_handler");
+
+  // The handler is installed before any peer learns our address, so no message can arrive early.
+  ucp_address_t* address = nullptr;
+  size_t address_length = 0;
+  Check(ucp_worker_get_address(worker_, &address, &address_length), "ucp_worker_get_address");
+  int my_length = static_cast<int>(address_length);
+  std::vector<int> lengths(size_), offsets(size_);
+  MPI_Allgather(&my_length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm_);
+  int total = 0;
+  for (int r = 0; r < size_; ++r) {
+    offsets[r] = total;
+    total += lengths[r];
+  }
+  std::vector<uint8_t> addresses(total);
+  MPI_Allgatherv(address, my_length, MPI_BYTE, addresses.data(), lengths.data(), offsets.data(),
+                 MPI_BYTE, comm_);
+  ucp_worker_release_address(worker_, address);
+
+  endpoints_.assign(size_, nullptr);
+  for (int r = 0; r < size_; ++r) {
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    ep.address = reinterpret_cast<const ucp_address_t*>(addresses.data() + offsets[r]);
+    Check(ucp_ep_create(worker_, &ep, &endpoints_[r]), "ucp_ep_create");
+  }
+
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = event_fd_;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, event_fd_, &ev) != 0) {
+    throw Error("UCX: epoll_ctl on the worker's event fd failed");
+  }
+  started_ = true;
+  progress_thread_ = std::thread([this] { ProgressLoop(); });
+}
+
+void UcxTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
+                             SendCallback on_sent) {
+  if (dst < 0 || dst >= size_) {
+    std::ostringstream s;
+    s << "send to rank " << dst << " outside [0, " << size_ << ")";
+    throw Error(s.str());
+  }
+  auto* ctx = new SendContext();
+  ctx->dst = dst;
+  ctx->transport = this;
+  ctx->header = std::move(header);
+  ctx->fragments = std::move(payload);
+  ctx->bytes = 0;
+  for (const Buffer& f : ctx->fragments) {
+    ctx->iov.push_back(ucp_dt_iov_t{const_cast<uint8_t*>(f.data()), f.size()});
+    ctx->bytes += static_cast<int64_t>(f.size());
+  }
+  ctx->on_sent = std::move(on_sent);
+  if (auto admitted = limiter_.Admit(dst, ctx->bytes, ctx)) Post(*admitted);
+}
+
+void UcxTransport::Post(SendContext* ctx) {
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                       UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_FLAGS;
+  param.cb.send = &UcxTransport::OnSendDone;
+  param.user_data = ctx;
+  param.flags = static_cast<size_t>(ctx->bytes) >= rndv_threshold_ ? UCP_AM_SEND_FLAG_RNDV : 0;
+  const void* buffer = nullptr;
+  size_t count = 0;
+  if (ctx->iov.size() == 1) {
+    param.datatype = ucp_dt_make_contig(1);
+    buffer = ctx->iov[0].buffer;
+    count = ctx->iov[0].length;
+  } else if (ctx->iov.size() > 1) {
+    param.datatype = ucp_dt_make_iov();
+    buffer = ctx->iov.data();
+    count = ctx->iov.size();
+  } else {
+    param.datatype = ucp_dt_make_contig(1);
+  }
+  ucs_status_ptr_t request = ucp_am_send_nbx(endpoints_[ctx->dst], kActiveMessageId,
+                                             ctx->header.data(), ctx->header.size(), buffer,
+                                             count, &param);
+  if (request == nullptr) {
+    FinishSend(ctx, UCS_OK);
+  } else if (UCS_PTR_IS_ERR(request)) {
+    FinishSend(ctx, UCS_PTR_STATUS(request));
+  } else {
+    Wake();  // the progress thread may be blocked; the send needs it to advance
+  }
+}
+
+void UcxTransport::OnSendDone(void* request, ucs_status_t status, void* user_data) {
+  auto* ctx = static_cast<SendContext*>(user_data);
+  UcxTransport* self = ctx->transport;
+  ucp_request_free(request);
+  std::lock_guard<std::mutex> lock(self->deferred_mu_);
+  self->sends_done_.emplace_back(ctx, status);
+}
+
+void UcxTransport::FinishSend(SendContext* ctx, ucs_status_t status) {
+  std::string error;
+  if (status != UCS_OK) {
+    std::ostringstream s;
+    s << "UCX send of " << ctx->bytes << " bytes to rank " << ctx->dst
+      << " failed: " << ucs_status_string(status);
+    error = s.str();
+    LOG(ERROR) << error;
+  }
+  std::unique_ptr<SendContext> owned(ctx);
+  std::vector<SendContext*> ready = limiter_.Complete(ctx->dst, ctx->bytes);
+  if (!ready.empty()) {
+    std::lock_guard<std::mutex> lock(deferred_mu_);
+    sends_to_post_.insert(sends_to_post_.end(), ready.begin(), ready.end());
+  }
+  if (owned->on_sent) owned->on_sent(error);
+  if (!ready.empty()) Wake();
+}
+
+ucs_status_t UcxTransport::OnActiveMessage(void* arg, const void* header, size_t header_length,
+                                           void* data, size_t length,
+                                           const ucp_am_recv_param_t* param) {
+  auto* self = static_cast<UcxTransport*>(arg);
+  DecodedHeader decoded;
+  std::string error;
+  if (!DecodeHeader(header, header_length, self->size_, &decoded, &error)) {
+    LOG(ERROR) << "rank " << self->rank_ << " rejected a message: " << error;
+    return UCS_OK;
+  }
+  if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+    if (length != decoded.payload_bytes()) {
+      LOG(ERROR) << "rank " << self->rank_ << " rejected a message from rank "
+                 << decoded.meta.sender() << ": payload of " << length
+                 << " bytes, header declares " << decoded.payload_bytes();
+      return UCS_OK;
+    }
+    auto* rndv = new RndvReceive{std::move(decoded), data, length, Buffer(), self};
+    std::lock_guard<std::mutex> lock(self->deferred_mu_);
+    self->rndv_to_start_.push_back(rndv);
+    return UCS_INPROGRESS;
+  }
+  Message msg;
+  if (!DecodePayload(std::move(decoded), Buffer::Copy(data, length), &msg, &error)) {
+    LOG(ERROR) << "rank " << self->rank_ << " rejected a message: " << error;
+    return UCS_OK;
+  }
+  std::lock_guard<std::mutex> lock(self->deferred_mu_);
+  self->received_.push_back(std::move(msg));
+  return UCS_OK;
+}
+
+void UcxTransport::StartRndvReceive(RndvReceive* rndv) {
+  uint8_t* out = nullptr;
+  rndv->payload = Buffer::Allocate(rndv->length, &out);
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                       UCP_OP_ATTR_FIELD_DATATYPE;
+  param.cb.recv_am = &UcxTransport::OnRndvDone;
+  param.user_data = rndv;
+  param.datatype = ucp_dt_make_contig(1);
+  ucs_status_ptr_t request =
+      ucp_am_recv_data_nbx(worker_, rndv->descriptor, out, rndv->length, &param);
+  if (request == nullptr) {
+    FinishRndvReceive(rndv, UCS_OK);
+  } else if (UCS_PTR_IS_ERR(request)) {
+    FinishRndvReceive(rndv, UCS_PTR_STATUS(request));
+  }
+}
+
+void UcxTransport::OnRndvDone(void* request, ucs_status_t status, size_t length,
+                              void* user_data) {
+  auto* rndv = static_cast<RndvReceive*>(user_data);
+  UcxTransport* self = rndv->transport;
+  ucp_request_free(request);
+  if (status != UCS_OK) {
+    LOG(ERROR) << "rank " << self->rank_ << ": rendezvous receive from rank "
+               << rndv->header.meta.sender() << " failed: " << ucs_status_string(status);
+    delete rndv;
+    return;
+  }
+  std::lock_guard<std::mutex> lock(self->deferred_mu_);
+  self->rndv_done_.push_back(rndv);
+}
+
+void UcxTransport::FinishRndvReceive(RndvReceive* rndv, ucs_status_t status) {
+  std::unique_ptr<RndvReceive> owned(rndv);
+  if (status != UCS_OK) {
+    LOG(ERROR) << "rank " << rank_ << ": rendezvous receive from rank "
+               << rndv->header.meta.sender() << " failed: " << ucs_status_string(status);
+    return;
+  }
+  Message msg;
+  std::string error;
+  if (!DecodePayload(std::move(rndv->header), rndv->payload, &msg, &error)) {
+    LOG(ERROR) << "rank " << rank_ << " rejected a message: " << error;
+    return;
+  }
+  handler_(std::move(msg));
+}
+
+bool UcxTransport::RunDeferredWork() {
+  std::vector<Message> received;
+  std::vector<RndvReceive*> to_start, done;
+  std::vector<std::pair<SendContext*, ucs_status_t>> sends_done;
+  std::vector<SendContext*> to_post;
+  {
+    std::lock_guard<std::mutex> lock(deferred_mu_);
+    received.swap(received_);
+    to_start.swap(rndv_to_start_);
+    done.swap(rndv_done_);
+    sends_done.swap(sends_done_);
+    to_post.swap(sends_to_post_);
+  }
+  for (auto& [ctx, status] : sends_done) FinishSend(ctx, status);
+  for (SendContext* ctx : to_post) Post(ctx);
+  for (RndvReceive* rndv : to_start) StartRndvReceive(rndv);
+  for (RndvReceive* rndv : done) FinishRndvReceive(rndv, UCS_OK);
+  for (Message& msg : received) handler_(std::move(msg));
+  return !(received.empty() && to_start.empty() && done.empty() && sends_done.empty() &&
+           to_post.empty());
+}
+
+void UcxTransport::Wake() { ucp_worker_signal(worker_); }
+
+void UcxTransport::ProgressLoop() {
+  using Clock = std::chrono::steady_clock;
+  auto last_activity = Clock::now();
+  const auto spin = std::chrono::microseconds(spin_us_);
+  while (!stopping_.load(std::memory_order_relaxed)) {
+    bool active = ucp_worker_progress(worker_) != 0;
+    active |= RunDeferredWork();
+    if (active) {
+      last_activity = Clock::now();
+      continue;
+    }
+    if (spin_us_ > 0 && Clock::now() - last_activity < spin) continue;
+    ucs_status_t status = ucp_worker_arm(worker_);
+    if (status == UCS_ERR_BUSY) continue;
+    epoll_event ev;
+    epoll_wait(epoll_fd_, &ev, 1, /*timeout_ms=*/100);
+    last_activity = Clock::now();
+  }
+}
+
+void UcxTransport::CloseEndpoints() {
+  std::vector<ucs_status_ptr_t> requests;
+  for (ucp_ep_h ep : endpoints_) {
+    if (ep == nullptr) continue;
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    ucs_status_ptr_t r = ucp_ep_close_nbx(ep, &param);
+    if (r != nullptr && !UCS_PTR_IS_ERR(r)) requests.push_back(r);
+  }
+  for (ucs_status_ptr_t r : requests) {
+    while (ucp_request_check_status(r) == UCS_INPROGRESS) ucp_worker_progress(worker_);
+    ucp_request_free(r);
+  }
+  endpoints_.clear();
+}
+
+void UcxTransport::Stop() {
+  if (!started_ || stopped_) return;
+  auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s_ * 1000));
+  if (!limiter_.WaitIdle(timeout)) {
+    LOG(WARNING) << "rank " << rank_ << ": sends still in flight after " << timeout_s_
+                 << " s; stopping anyway";
+  }
+  // Peers may still be fetching rendezvous data from us or sending to us: keep progressing until
+  // every rank has completed its own sends.
+  MPI_Barrier(comm_);
+  stopping_ = true;
+  Wake();
+  progress_thread_.join();
+  CloseEndpoints();
+  stopped_ = true;
+}
+
+}  // namespace pacer

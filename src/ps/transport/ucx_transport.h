@@ -1,0 +1,89 @@
+#pragma once
+
+#include <mpi.h>
+#include <ucp/api/ucp.h>
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "pacer/config.h"
+#include "ps/transport/inflight_limiter.h"
+#include "ps/transport/transport.h"
+
+namespace pacer {
+
+// UCP active messages between all ranks of an MPI communicator. Endpoints are created from worker
+// addresses exchanged with MPI_Allgatherv. The wire header rides in the active message's header and
+// the payload is sent as an iov (no gathering copy); payloads of at least rndv_threshold go by
+// rendezvous, fetched by the receiver straight into the message's final buffer. A progress thread
+// polls for at most spin_us after the last activity, then blocks on the worker's event fd, so idle
+// ranks leave the cores to busy ones. Throws Error if UCX does not initialize.
+class UcxTransport : public Transport {
+ public:
+  // Takes ownership of `comm`.
+  UcxTransport(MPI_Comm comm, const Config& config);
+  ~UcxTransport() override;
+
+  std::string name() const override { return "ucx"; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int local_size() const override { return local_size_; }
+  void Start(ReceiveHandler handler) override;
+  void SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
+                 SendCallback on_sent) override;
+  void Stop() override;
+
+ private:
+  struct SendContext;
+  struct RndvReceive;
+
+  static ucs_status_t OnActiveMessage(void* arg, const void* header, size_t header_length,
+                                      void* data, size_t length, const ucp_am_recv_param_t* param);
+  static void OnSendDone(void* request, ucs_status_t status, void* user_data);
+  static void OnRndvDone(void* request, ucs_status_t status, size_t length, void* user_data);
+
+  void Post(SendContext* ctx);
+  void FinishSend(SendContext* ctx, ucs_status_t status);
+  void StartRndvReceive(RndvReceive* rndv);
+  void FinishRndvReceive(RndvReceive* rndv, ucs_status_t status);
+  void ProgressLoop();
+  bool RunDeferredWork();
+  void Wake();
+  void CloseEndpoints();
+
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 0;
+  int local_size_ = 1;
+  int spin_us_ = 0;
+  double timeout_s_;
+  size_t rndv_threshold_;
+
+  ucp_context_h context_ = nullptr;
+  ucp_worker_h worker_ = nullptr;
+  std::vector<ucp_ep_h> endpoints_;
+  int event_fd_ = -1;
+  int epoll_fd_ = -1;
+
+  ReceiveHandler handler_;
+  InflightLimiter<SendContext*> limiter_;
+  std::thread progress_thread_;
+  std::atomic<bool> stopping_{false};
+  bool started_ = false;
+  bool stopped_ = false;
+
+  // Work found inside UCX callbacks, run by the progress loop outside them, so that handlers and
+  // completion callbacks may call Send.
+  std::mutex deferred_mu_;
+  std::vector<Message> received_;
+  std::vector<RndvReceive*> rndv_to_start_;
+  std::vector<RndvReceive*> rndv_done_;
+  std::vector<std::pair<SendContext*, ucs_status_t>> sends_done_;
+  std::vector<SendContext*> sends_to_post_;
+};
+
+}  // namespace pacer

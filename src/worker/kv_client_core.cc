@@ -1,0 +1,304 @@
+#include "pacer/detail/kv_client_core.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "pacer/error.h"
+#include "ps/request_validation.h"
+#include "ps/session_core.h"
+#include "worker/request_tracker.h"
+
+namespace pacer {
+namespace detail {
+namespace {
+
+const char* OperationName(Operation op) {
+  switch (op) {
+    case Operation::kPush:
+      return "push";
+    case Operation::kPull:
+      return "pull";
+    case Operation::kPushPull:
+      return "push-pull";
+  }
+  return "?";
+}
+
+proto::Command CommandOf(Operation op) {
+  switch (op) {
+    case Operation::kPush:
+      return proto::PUSH;
+    case Operation::kPull:
+      return proto::PULL;
+    case Operation::kPushPull:
+      return proto::PUSH_PULL;
+  }
+  return proto::COMMAND_UNSPECIFIED;
+}
+
+template <typename T>
+Buffer Gather(const T* items, const std::vector<size_t>& positions) {
+  std::vector<T> out(positions.size());
+  for (size_t i = 0; i < positions.size(); ++i) out[i] = items[positions[i]];
+  return Buffer::FromVector(std::move(out));
+}
+
+}  // namespace
+
+struct KVClientCore::State {
+  struct Pending {
+    Operation op;
+    Buffer keys;
+    PullDestination destination;
+    std::function<void()> callback;
+    std::vector<Message> responses;
+  };
+
+  State(SessionCore& s, int app, size_t vsize)
+      : session(s), app_id(app), value_size(vsize), tracker(s.rank()) {}
+
+  void PartDone(int ts, const std::string& error) {
+    if (tracker.PartDone(ts, error)) Complete(ts);
+  }
+  void OnResponse(Message&& msg);
+  void Complete(int ts);
+  std::string Assemble(Pending& p);
+  std::string Prefix() const { return "rank " + std::to_string(session.rank()) + ": "; }
+
+  SessionCore& session;
+  const int app_id;
+  const size_t value_size;
+  int client_id = -1;
+  RequestTracker tracker;
+  std::mutex mu;
+  std::map<int, std::shared_ptr<Pending>> pending;
+};
+
+void KVClientCore::State::OnResponse(Message&& msg) {
+  int ts = static_cast<int>(msg.meta.request_id());
+  std::string error = msg.meta.error();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = pending.find(ts);
+    if (it == pending.end()) {
+      LOG(WARNING) << Prefix() << "dropped a response to unknown or abandoned request " << ts
+                   << " from rank " << msg.meta.sender();
+      return;
+    }
+    if (error.empty() && it->second->op != Operation::kPush) {
+      if (!msg.vals.empty() && msg.meta.value_size() != static_cast<int>(value_size)) {
+        std::ostringstream s;
+        s << Prefix() << "server rank " << msg.meta.sender() << " answered with values of "
+          << msg.meta.value_size() << " bytes, this KVWorker holds values of " << value_size;
+        error = s.str();
+      } else {
+        it->second->responses.push_back(std::move(msg));
+      }
+    }
+  }
+  PartDone(ts, error);
+}
+
+std::string KVClientCore::State::Assemble(Pending& p) {
+  const Key* keys = p.keys.as<Key>();
+  const size_t n = p.keys.count<Key>();
+  std::vector<const uint8_t*> source(n, nullptr);
+  std::vector<int32_t> lens(n, 0);
+  std::ostringstream why;
+  why << Prefix();
+  for (const Message& r : p.responses) {
+    const Key* rkeys = r.keys.as<Key>();
+    const size_t rn = r.num_keys();
+    const Buffer values = r.vals_buffer();
+    const int32_t* rlens = r.lens.empty() ? nullptr : r.lens.as<int32_t>();
+    size_t uniform = rn == 0 ? 0 : values.size() / value_size / rn;
+    if (rlens == nullptr && uniform * rn * value_size != values.size()) {
+      why << "server rank " << r.meta.sender() << " answered " << values.size()
+          << " bytes of values for " << rn << " keys without lengths";
+      return why.str();
+    }
+    size_t offset = 0;
+    for (size_t j = 0; j < rn; ++j) {
+      const Key* at = std::lower_bound(keys, keys + n, rkeys[j]);
+      size_t pos = static_cast<size_t>(at - keys);
+      if (at == keys + n || *at != rkeys[j] || source[pos] != nullptr) {
+        why << "server rank " << r.meta.sender() << " answered key " << rkeys[j]
+            << (at != keys + n && *at == rkeys[j] ? " twice" : ", which was not requested");
+        return why.str();
+      }
+      lens[pos] = rlens ? rlens[j] : static_cast<int32_t>(uniform);
+      source[pos] = values.data() + offset;
+      offset += static_cast<size_t>(lens[pos]) * value_size;
+    }
+  }
+  size_t total = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (source[i] == nullptr) {
+      why << "no server answered key " << keys[i] << " of a " << OperationName(p.op) << " of "
+          << n << " keys";
+      return why.str();
+    }
+    total += static_cast<size_t>(lens[i]) * value_size;
+  }
+  uint8_t* out = p.destination.values(total);
+  if (out == nullptr && total > 0) {
+    why << "the destination buffer does not hold the " << total << " bytes pulled for " << n
+        << " keys";
+    return why.str();
+  }
+  for (size_t i = 0; i < n; ++i) {
+    size_t bytes = static_cast<size_t>(lens[i]) * value_size;
+    if (bytes > 0) std::memcpy(out, source[i], bytes);
+    out += bytes;
+  }
+  if (p.destination.lengths) {
+    int32_t* out_lens = p.destination.lengths(n);
+    if (out_lens == nullptr) {
+      why << "the lengths buffer does not hold " << n << " entries";
+      return why.str();
+    }
+    std::copy(lens.begin(), lens.end(), out_lens);
+  }
+  return "";
+}
+
+void KVClientCore::State::Complete(int ts) {
+  std::shared_ptr<Pending> p;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = pending.find(ts);
+    if (it == pending.end()) return;
+    p = std::move(it->second);
+    pending.erase(it);
+  }
+  std::string error = tracker.ErrorOf(ts);
+  if (error.empty() && p->op != Operation::kPush) error = Assemble(*p);
+  if (error.empty() && p->callback) {
+    try {
+      p->callback();
+    } catch (const std::exception& e) {
+      error = Prefix() + "callback of request " + std::to_string(ts) + " threw: " + e.what();
+    }
+  }
+  tracker.Finish(ts, error);
+}
+
+KVClientCore::KVClientCore(Session& session, int app_id, size_t value_size)
+    : state_(std::make_shared<State>(session.core(), app_id, value_size)) {
+  if (!session.is_worker()) {
+    throw Error("rank " + std::to_string(session.rank()) + " is a " + RoleName(session.role()) +
+                ", not a worker: it cannot host a KVWorker");
+  }
+  std::weak_ptr<State> weak = state_;
+  state_->client_id = state_->session.AttachClient([weak](Message&& msg) {
+    if (auto state = weak.lock()) state->OnResponse(std::move(msg));
+  });
+}
+
+KVClientCore::~KVClientCore() { state_->session.DetachClient(state_->client_id); }
+
+int KVClientCore::Submit(Request request) {
+  State& s = *state_;
+  const bool push = request.op != Operation::kPull;
+  const Key* keys = request.keys.as<Key>();
+  const size_t n = request.keys.count<Key>();
+  const int32_t* lens = request.lens.as<int32_t>();
+  const size_t num_lens = request.lens.count<int32_t>();
+  std::string error;
+  if (push && request.values.size() % s.value_size != 0) {
+    error = std::to_string(request.values.size()) + " bytes of values is not a multiple of " +
+            std::to_string(s.value_size);
+  } else {
+    error = ValidateKeyValues(keys, n, lens, num_lens,
+                              push ? request.values.size() / s.value_size : 0, push);
+  }
+  if (!error.empty()) {
+    throw Error(s.Prefix() + "invalid " + OperationName(request.op) + ": " + error);
+  }
+
+  // Byte offset of each key's values, for slicing a push by server.
+  std::vector<size_t> offsets;
+  if (push) {
+    offsets.resize(n + 1, 0);
+    size_t uniform = request.values.size() / n;
+    for (size_t i = 0; i < n; ++i) {
+      offsets[i + 1] = offsets[i] + (lens ? static_cast<size_t>(lens[i]) * s.value_size : uniform);
+    }
+  }
+  const Router& router = s.session.router();
+  std::vector<std::vector<size_t>> slices = router.Slice(keys, n);
+  int targets = 0;
+  for (const auto& slice : slices) targets += !slice.empty();
+
+  auto pending = std::make_shared<State::Pending>();
+  pending->op = request.op;
+  pending->keys = request.keys;
+  pending->destination = std::move(request.destination);
+  pending->callback = std::move(request.callback);
+  int ts = s.tracker.Start(2 * targets);  // each server: the send completes, the response arrives
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.pending[ts] = pending;
+  }
+
+  for (int server = 0; server < router.num_servers(); ++server) {
+    const std::vector<size_t>& slice = slices[server];
+    if (slice.empty()) continue;
+    Message msg;
+    proto::Meta& meta = msg.meta;
+    meta.set_command(CommandOf(request.op));
+    meta.set_sender(s.session.rank());
+    meta.set_app_id(s.app_id);
+    meta.set_client_id(s.client_id);
+    meta.set_request_id(ts);
+    meta.set_value_size(static_cast<int>(s.value_size));
+    meta.set_user_command(request.user_command);
+    if (slice.size() == n) {
+      msg.keys = request.keys;
+      msg.lens = request.lens;
+      if (push) msg.vals.push_back(request.values);
+    } else {
+      msg.keys = Gather(keys, slice);
+      if (lens) msg.lens = Gather(lens, slice);
+      // Values by reference, one fragment per run of consecutive keys.
+      for (size_t j = 0; push && j < slice.size();) {
+        size_t end = j + 1;
+        while (end < slice.size() && slice[end] == slice[end - 1] + 1) ++end;
+        size_t begin_byte = offsets[slice[j]], end_byte = offsets[slice[end - 1] + 1];
+        msg.vals.push_back(request.values.Slice(begin_byte, end_byte - begin_byte));
+        j = end;
+      }
+    }
+    std::shared_ptr<State> state = state_;
+    auto on_sent = [state, ts](const std::string& send_error) {
+      state->PartDone(ts, send_error);
+      if (!send_error.empty()) state->PartDone(ts, send_error);  // no response will come
+    };
+    s.session.transport().Send(SessionCore::ServerRank(server), msg, std::move(on_sent));
+  }
+  return ts;
+}
+
+void KVClientCore::Wait(int timestamp) {
+  auto timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(state_->session.config().timeout_s * 1000));
+  try {
+    state_->tracker.Wait(timestamp, timeout, /*throw_on_timeout=*/true);
+  } catch (const TimeoutError&) {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->pending.erase(timestamp);  // late responses are dropped, never written
+    throw;
+  }
+}
+
+bool KVClientCore::Wait(int timestamp, std::chrono::milliseconds timeout) {
+  return state_->tracker.Wait(timestamp, timeout, /*throw_on_timeout=*/false);
+}
+
+}  // namespace detail
+}  // namespace pacer

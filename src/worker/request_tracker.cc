@@ -1,0 +1,66 @@
+#include "worker/request_tracker.h"
+
+#include <sstream>
+
+#include "pacer/error.h"
+
+namespace pacer {
+
+int RequestTracker::Start(int parts) {
+  std::lock_guard<std::mutex> lock(mu_);
+  int ts = next_timestamp_++;
+  entries_[ts].remaining = parts;
+  return ts;
+}
+
+bool RequestTracker::PartDone(int timestamp, const std::string& error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(timestamp);
+  if (it == entries_.end()) return false;
+  Entry& e = it->second;
+  if (!error.empty() && e.error.empty()) e.error = error;
+  return --e.remaining == 0;
+}
+
+std::string RequestTracker::ErrorOf(int timestamp) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(timestamp);
+  return it == entries_.end() ? std::string() : it->second.error;
+}
+
+void RequestTracker::Finish(int timestamp, const std::string& error) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(timestamp);
+    if (it == entries_.end()) return;
+    if (!error.empty() && it->second.error.empty()) it->second.error = error;
+    it->second.finished = true;
+  }
+  finished_.notify_all();
+}
+
+bool RequestTracker::Wait(int timestamp, std::chrono::milliseconds timeout,
+                          bool throw_on_timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto it = entries_.find(timestamp);
+  if (it == entries_.end()) {
+    std::ostringstream s;
+    s << "Wait on unknown timestamp " << timestamp << " on rank " << rank_
+      << ": it was never returned by this KVWorker, or was already waited for";
+    throw Error(s.str());
+  }
+  if (!finished_.wait_for(lock, timeout, [&] { return it->second.finished; })) {
+    if (!throw_on_timeout) return false;
+    std::ostringstream s;
+    s << "request " << timestamp << " on rank " << rank_ << " not finished after "
+      << timeout.count() << " ms (" << it->second.remaining << " parts outstanding)";
+    entries_.erase(it);
+    throw TimeoutError(s.str());
+  }
+  std::string error = std::move(it->second.error);
+  entries_.erase(it);
+  if (!error.empty()) throw Error(error);
+  return true;
+}
+
+}  // namespace pacer

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace pacer {
+
+// Timestamps of a KVWorker's requests and the parts each still waits for (sends to complete,
+// responses to arrive). When the last part is in, the owner finishes the request (assembles pulled
+// values, runs the callback) and calls Finish; Wait returns after that. Thread-safe.
+class RequestTracker {
+ public:
+  explicit RequestTracker(int rank) : rank_(rank) {}
+
+  // A new request waiting for `parts` parts; returns its timestamp.
+  int Start(int parts);
+  // Records one part; a non-empty error fails the request (the first error is kept). Returns true
+  // when this was the last part: the caller must then call Finish. Unknown timestamps (requests
+  // abandoned after a timeout) return false.
+  bool PartDone(int timestamp, const std::string& error);
+  // The first error recorded for the request, or empty.
+  std::string ErrorOf(int timestamp);
+  void Finish(int timestamp, const std::string& error);
+
+  // Waits until finished, forgets the request, and throws Error if it failed. With
+  // `throw_on_timeout`, a timeout throws TimeoutError and abandons the request (late parts are
+  // dropped); otherwise a timeout returns false and the request stays.
+  bool Wait(int timestamp, std::chrono::milliseconds timeout, bool throw_on_timeout);
+
+ private:
+  struct Entry {
+    int remaining = 0;
+    bool finished = false;
+    std::string error;
+  };
+  const int rank_;
+  std::mutex mu_;
+  std::condition_variable finished_;
+  std::map<int, Entry> entries_;
+  int next_timestamp_ = 0;
+};
+
+}  // namespace pacer
