@@ -97,7 +97,8 @@ void MpiTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<B
   std::memcpy(ctx->frame.data() + sizeof(length), header.data(), header.size());
   ctx->fragments = std::move(payload);
   ctx->on_sent = std::move(on_sent);
-  if (auto admitted = limiter_.Admit(dst, ctx->bytes, ctx.release())) Post(*admitted);
+  const int64_t bytes = ctx->bytes;
+  if (auto admitted = limiter_.Admit(dst, bytes, ctx.release())) Post(*admitted);
 }
 
 void MpiTransport::Post(SendContext* raw) {
