@@ -35,9 +35,10 @@ class Buffer {
   // A view of [offset, offset + size) sharing this buffer's owner.
   Buffer Slice(size_t offset, size_t size) const { return Buffer(data_ + offset, size, owner_); }
 
+  // The bytes as an array of T; nullptr when empty, so `if (buffer.as<T>())` asks "is it there".
   template <typename T>
   const T* as() const {
-    return reinterpret_cast<const T*>(data_);
+    return size_ == 0 ? nullptr : reinterpret_cast<const T*>(data_);
   }
   template <typename T>
   size_t count() const {

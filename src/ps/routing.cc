@@ -5,20 +5,16 @@
 namespace pacer {
 
 Router::Router(int num_servers) : num_servers_(num_servers) {
-  const uint64_t width = UINT64_MAX / static_cast<uint64_t>(num_servers) + 1;
-  for (int s = 0; s < num_servers; ++s) ranges_.push_back({width * static_cast<uint64_t>(s), s});
-}
-
-uint64_t Router::Mix(Key key) {
-  uint64_t z = key;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  // begin_s = floor(s * 2^64 / S): the widths differ by at most one.
+  for (int s = 0; s < num_servers; ++s) {
+    unsigned __int128 begin = (static_cast<unsigned __int128>(s) << 64) / num_servers;
+    ranges_.push_back({static_cast<uint64_t>(begin), s});
+  }
 }
 
 int Router::ServerOf(Key key) const {
-  uint64_t mixed = Mix(key);
-  auto it = std::upper_bound(ranges_.begin(), ranges_.end(), mixed,
+  uint64_t spread = Spread(key);
+  auto it = std::upper_bound(ranges_.begin(), ranges_.end(), spread,
                              [](uint64_t m, const Range& r) { return m < r.begin; });
   return std::prev(it)->server;
 }

@@ -8,22 +8,23 @@
 
 namespace pacer {
 
-// Key placement: a table of ranges of the *mixed* key space, each owned by one server. Keys are
-// mixed by a bijective 64-bit hash first, so consecutive small keys (0, 1, 2, ...) and the keys of
-// one tensor split into chunks spread evenly, while ownership stays a set of contiguous ranges that
-// later work can version and move range by range.
+// Key placement: a table of ranges of the *spread* key space, each owned by one server. A key is
+// spread by Fibonacci hashing (multiplication by 2^64 / golden ratio, a bijection): consecutive
+// keys land on points of a low-discrepancy sequence, so small keys 0, 1, 2, ... divide evenly over
+// equal ranges (within one or two keys), and the chunks of a large tensor (consecutive keys) spread
+// over all servers. Ownership stays a set of contiguous ranges that later work can version and
+// move range by range.
 class Router {
  public:
   struct Range {
-    uint64_t begin;  // first mixed key of the range
+    uint64_t begin;  // first spread key of the range
     int server;      // server index 0..num_servers-1
   };
 
-  // Splits the mixed key space into num_servers equal ranges.
+  // Splits the spread key space into num_servers equal ranges.
   explicit Router(int num_servers);
 
-  // Bijective (invertible) mixing of a key: splitmix64's finalizer.
-  static uint64_t Mix(Key key);
+  static uint64_t Spread(Key key) { return key * 0x9E3779B97F4A7C15ULL; }
 
   int num_servers() const { return num_servers_; }
   int ServerOf(Key key) const;

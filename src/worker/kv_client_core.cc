@@ -115,7 +115,7 @@ std::string KVClientCore::State::Assemble(Pending& p) {
     const Key* rkeys = r.keys.as<Key>();
     const size_t rn = r.num_keys();
     const Buffer values = r.vals_buffer();
-    const int32_t* rlens = r.lens.empty() ? nullptr : r.lens.as<int32_t>();
+    const int32_t* rlens = r.lens.as<int32_t>();
     size_t uniform = rn == 0 ? 0 : values.size() / value_size / rn;
     if (rlens == nullptr && uniform * rn * value_size != values.size()) {
       why << "server rank " << r.meta.sender() << " answered " << values.size()

@@ -11,13 +11,21 @@
 
 #include "pacer/error.h"
 #include "ps/request_validation.h"
-#include "ps/routing.h"
 #include "ps/server/pending_response.h"
 #include "ps/session_core.h"
 
 namespace pacer {
 namespace detail {
 namespace {
+
+// Splitmix64's finalizer: the shard must not follow the placement's spread, or every key of one
+// server could land on the same few shards.
+uint64_t ShardHash(Key key) {
+  uint64_t z = key;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
 
 template <typename T>
 Buffer Gather(const T* items, const std::vector<size_t>& positions) {
@@ -72,7 +80,7 @@ class KVServerCore::Impl {
   };
 
   int ShardOf(Key key) const {
-    return static_cast<int>(Router::Mix(key) % static_cast<uint64_t>(shards_.size()));
+    return static_cast<int>(ShardHash(key) % static_cast<uint64_t>(shards_.size()));
   }
 
   std::string Validate(const Message& msg, bool push) const {

@@ -1,0 +1,178 @@
+// Push/pull protocol tests with every rank a thread (LocalTransport).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "../common/scenarios.h"
+#include "local_job.h"
+#include "pacer/kv_server.h"
+#include "pacer/kv_worker.h"
+
+namespace pacer {
+namespace {
+
+using std::chrono::milliseconds;
+
+struct JobShape {
+  int servers;
+  int workers;
+  int server_threads;
+};
+
+class KVLocalTest : public ::testing::TestWithParam<JobShape> {
+ protected:
+  Config MakeConfig() const {
+    Config c;
+    c.server_threads = GetParam().server_threads;
+    c.timeout_s = 30;
+    return c;
+  }
+};
+
+TEST_P(KVLocalTest, PullsReturnExactSums) {
+  const JobShape shape = GetParam();
+  testing::RoundsOptions options;
+  options.rounds = 8;
+  options.max_keys = 40;
+  options.max_len = 5000;
+  RunLocalJob(shape.servers, shape.workers, MakeConfig(),
+              [&](Session& session) { testing::PushPullRounds<int32_t>(session, options); });
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, KVLocalTest,
+                         ::testing::Values(JobShape{1, 1, 1}, JobShape{2, 3, 1},
+                                           JobShape{2, 3, 4}, JobShape{3, 2, 3}),
+                         [](const ::testing::TestParamInfo<JobShape>& info) {
+                           return std::to_string(info.param.servers) + "servers" +
+                                  std::to_string(info.param.workers) + "workers" +
+                                  std::to_string(info.param.server_threads) + "threads";
+                         });
+
+TEST_P(KVLocalTest, CallerErrorsNameWhatIsWrong) {
+  RunLocalJob(GetParam().servers, GetParam().workers, MakeConfig(), testing::CallerErrors);
+}
+
+TEST_P(KVLocalTest, MalformedPeerMessagesAreRejected) {
+  RunLocalJob(GetParam().servers, GetParam().workers, MakeConfig(),
+              testing::MalformedPeerMessages);
+}
+
+// ps-lite's start-up race: a worker's first push reaches a server before its handler exists. Here
+// the request waits at the server until the KVServer attaches, and succeeds.
+TEST_P(KVLocalTest, RequestsBeforeTheServerExistsAreServed) {
+  RunLocalJob(GetParam().servers, GetParam().workers, MakeConfig(),
+              testing::RequestsBeforeServerStarts);
+}
+
+// A custom handler that answers late: it holds each push until every worker has pushed (what a
+// BSP rule does), then answers them all. It also rejects user command 9 with an error.
+TEST(KVLocalCustomHandlerTest, DeferredResponsesAndRejections) {
+  Config config;
+  config.server_threads = 1;
+  config.timeout_s = 30;
+  const int workers = 3;
+  RunLocalJob(1, workers, config, [&](Session& session) {
+    if (session.is_server()) {
+      std::vector<RequestMeta> held;
+      int64_t sum = 0;
+      KVServer<int64_t> server(
+          session, [&](const RequestMeta& meta, const KVRequest<int64_t>& req, KVServer<int64_t>* s) {
+            if (meta.user_command == 9) throw Error("command 9 is not served here");
+            if (meta.push) {
+              sum += req.vals[0];
+              held.push_back(meta);
+              if (static_cast<int>(held.size()) == workers) {
+                for (const RequestMeta& m : held) s->Response(m);
+                held.clear();
+              }
+            } else {
+              s->Response(meta, {{req.keys.begin(), req.keys.end()}, {sum}, {}});
+            }
+          });
+      session.Finalize();
+    } else if (session.is_worker()) {
+      KVWorker<int64_t> kv(session);
+      int ts = kv.Push({42}, {int64_t(session.role_index() + 1)});
+      kv.Wait(ts);  // returns only once all workers pushed
+      std::vector<int64_t> out;
+      kv.Wait(kv.Pull({42}, &out));
+      EXPECT_EQ(out, (std::vector<int64_t>{1 + 2 + 3}));
+      int rejected = kv.Pull({42}, &out, nullptr, /*cmd=*/9);
+      try {
+        kv.Wait(rejected);
+        ADD_FAILURE() << "expected the server's rejection";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("command 9 is not served here"), std::string::npos)
+            << e.what();
+        EXPECT_NE(std::string(e.what()).find("server rank 1 rejected PULL"), std::string::npos)
+            << e.what();
+      }
+    }
+  });
+}
+
+// Waits have deadlines: a request the server never answers times out.
+TEST(KVLocalTimeoutTest, UnansweredRequestTimesOut) {
+  Config config;
+  config.timeout_s = 0.3;
+  config.server_threads = 1;
+  RunLocalJob(1, 1, config, [&](Session& session) {
+    if (session.is_server()) {
+      std::vector<RequestMeta> ignored;
+      KVServer<float> server(session, [&](const RequestMeta& meta, const KVRequest<float>&,
+                                          KVServer<float>*) { ignored.push_back(meta); });
+      session.Finalize();
+    } else if (session.is_worker()) {
+      KVWorker<float> kv(session);
+      int ts = kv.Push({1}, {1.0f});
+      EXPECT_FALSE(kv.Wait(ts, milliseconds(20)));
+      EXPECT_THROW(kv.Wait(ts), TimeoutError);
+      EXPECT_THROW(kv.Wait(ts), Error);  // abandoned: now unknown
+    }
+  });
+}
+
+TEST(KVLocalCallbackTest, CallbackRunsBeforeWaitReturns) {
+  Config config;
+  config.timeout_s = 30;
+  RunLocalJob(2, 1, config, [&](Session& session) {
+    if (session.is_server()) {
+      KVServer<float> server(session);
+      session.Finalize();
+    } else if (session.is_worker()) {
+      KVWorker<float> kv(session);
+      std::atomic<int> calls{0};
+      std::vector<Key> keys = {1, 2, 3, 4, 5, 6, 7, 8};
+      std::vector<float> vals(8, 1.0f);
+      kv.Wait(kv.ZPush(keys, vals, {}, 0, [&] { ++calls; }));
+      EXPECT_EQ(calls.load(), 1);
+      std::vector<float> out;
+      kv.Wait(kv.Pull(keys, &out, nullptr, 0, [&] {
+        EXPECT_EQ(out.size(), 8u);  // assembled before the callback
+        ++calls;
+      }));
+      EXPECT_EQ(calls.load(), 2);
+    }
+  });
+}
+
+TEST(KVLocalBarrierTest, GroupsAndMembership) {
+  Config config;
+  config.timeout_s = 30;
+  std::atomic<int> arrived{0};
+  RunLocalJob(2, 3, config, [&](Session& session) {
+    if (session.is_worker()) {
+      ++arrived;
+      session.Barrier(kWorkerGroup);
+      EXPECT_EQ(arrived.load(), 3);  // nobody leaves before all three arrived
+      EXPECT_THROW(session.Barrier(kServerGroup), Error);
+    }
+    if (session.is_server()) session.Barrier(kServerGroup);
+    session.Barrier(kAllNodes);
+    session.Barrier(kServerGroup | kWorkerGroup | kSchedulerGroup);
+  });
+}
+
+}  // namespace
+}  // namespace pacer
