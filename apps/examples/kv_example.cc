@@ -82,8 +82,8 @@ int RunWorker(pacer::Session& session) {
       }
     }
     std::printf("worker %d round %d: %zu keys, %zu values (%.2f MB) summed over %d workers: %s\n",
-                me, round, r.keys.size(), vals.size(), vals.size() * 4 / 1e6,
-                session.num_workers(), mismatches ? "MISMATCH" : "all sums exact");
+                me, round, r.keys.size(), vals.size(), vals.size() * 4 / 1e6, session.num_workers(),
+                mismatches ? "MISMATCH" : "all sums exact");
     std::fflush(stdout);
     if (mismatches) return 1;
     // Nobody pushes the next round's keys before everyone has pulled this round's.

@@ -40,8 +40,7 @@ class KVServer {
  public:
   using Handler = std::function<void(const RequestMeta&, const KVRequest<T>&, KVServer<T>*)>;
 
-  explicit KVServer(Session& session, int app_id = 0)
-      : KVServer(session, nullptr, app_id) {}
+  explicit KVServer(Session& session, int app_id = 0) : KVServer(session, nullptr, app_id) {}
 
   KVServer(Session& session, Handler handler, int app_id = 0)
       : handler_(std::move(handler)),

@@ -32,30 +32,30 @@ class KVWorker {
   // Copies keys and values: the caller may reuse its vectors at once.
   int Push(const std::vector<Key>& keys, const std::vector<T>& vals,
            const std::vector<int>& lens = {}, int cmd = 0, Callback cb = nullptr) {
-    return core_.Submit({detail::Operation::kPush, Copy(keys), Copy(vals), Copy(lens), {},
-                         std::move(cb), cmd});
+    return core_.Submit(
+        {detail::Operation::kPush, Copy(keys), Copy(vals), Copy(lens), {}, std::move(cb), cmd});
   }
 
   // Zero-copy: keys, vals and lens must stay valid and unchanged until Wait returns.
   int ZPush(Span<const Key> keys, Span<const T> vals, Span<const int> lens = {}, int cmd = 0,
             Callback cb = nullptr) {
-    return core_.Submit({detail::Operation::kPush, View(keys), View(vals), View(lens), {},
-                         std::move(cb), cmd});
+    return core_.Submit(
+        {detail::Operation::kPush, View(keys), View(vals), View(lens), {}, std::move(cb), cmd});
   }
 
   // Pulls into *vals (resized to fit) and, if given, the per-key counts into *lens.
   int Pull(const std::vector<Key>& keys, std::vector<T>* vals, std::vector<int>* lens = nullptr,
            int cmd = 0, Callback cb = nullptr) {
-    return core_.Submit({detail::Operation::kPull, Copy(keys), {}, {}, Into(vals, lens),
-                         std::move(cb), cmd});
+    return core_.Submit(
+        {detail::Operation::kPull, Copy(keys), {}, {}, Into(vals, lens), std::move(cb), cmd});
   }
 
   // Zero-copy pull into the caller's buffer, which must hold exactly the pulled values; keys and
   // vals must stay valid until Wait returns. If lens is non-empty it receives the per-key counts.
   int ZPull(Span<const Key> keys, Span<T> vals, Span<int> lens = {}, int cmd = 0,
             Callback cb = nullptr) {
-    return core_.Submit({detail::Operation::kPull, View(keys), {}, {}, Into(vals, lens),
-                         std::move(cb), cmd});
+    return core_.Submit(
+        {detail::Operation::kPull, View(keys), {}, {}, Into(vals, lens), std::move(cb), cmd});
   }
 
   // Pushes vals, then pulls the updated values of the same keys into *outs, in one round trip.

@@ -34,12 +34,12 @@ const Config kDefaults;
 }  // namespace
 }  // namespace pacer
 
-DEFINE_int32(servers, pacer::EnvInt("PACER_SERVERS", pacer::kDefaults.servers),
-             "number of server ranks (ranks 1..servers); rank 0 is the scheduler, the rest workers");
+DEFINE_int32(
+    servers, pacer::EnvInt("PACER_SERVERS", pacer::kDefaults.servers),
+    "number of server ranks (ranks 1..servers); rank 0 is the scheduler, the rest workers");
 DEFINE_string(transport, pacer::EnvString("PACER_TRANSPORT", "auto"),
               "ucx, mpi, or auto (UCX where it initializes, else MPI)");
-DEFINE_int32(server_threads,
-             pacer::EnvInt("PACER_SERVER_THREADS", pacer::kDefaults.server_threads),
+DEFINE_int32(server_threads, pacer::EnvInt("PACER_SERVER_THREADS", pacer::kDefaults.server_threads),
              "request-handling threads per server; 0 picks min(4, cores)");
 DEFINE_double(timeout_s, pacer::EnvDouble("PACER_TIMEOUT_S", pacer::kDefaults.timeout_s),
               "seconds a Wait or Barrier may take before it throws TimeoutError");

@@ -61,6 +61,10 @@ std::unique_ptr<Transport> CreateTransport(MPI_Comm comm, const Config& config) 
 }  // namespace
 
 std::unique_ptr<SessionCore> SessionCore::CreateWithMpi(const Config& config) {
+  if (!google::IsGoogleLoggingInitialized()) {
+    FLAGS_logtostderr = true;  // not glog's default of files under /tmp
+    google::InitGoogleLogging("pacer");
+  }
   int initialized = 0;
   MPI_Initialized(&initialized);
   bool finalize_mpi = false;
@@ -202,8 +206,7 @@ void SessionCore::Dispatch(Message&& msg) {
     auto it = clients_.find(meta.client_id());
     if (it == clients_.end()) {
       LOG(WARNING) << "rank " << rank() << " dropped a response for unknown client "
-                   << meta.client_id() << " (" << Describe(meta) << ") from rank "
-                   << meta.sender();
+                   << meta.client_id() << " (" << Describe(meta) << ") from rank " << meta.sender();
       return;
     }
     it->second(std::move(msg));

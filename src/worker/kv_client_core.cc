@@ -139,8 +139,8 @@ std::string KVClientCore::State::Assemble(Pending& p) {
   size_t total = 0;
   for (size_t i = 0; i < n; ++i) {
     if (source[i] == nullptr) {
-      why << "no server answered key " << keys[i] << " of a " << OperationName(p.op) << " of "
-          << n << " keys";
+      why << "no server answered key " << keys[i] << " of a " << OperationName(p.op) << " of " << n
+          << " keys";
       return why.str();
     }
     total += static_cast<size_t>(lens[i]) * value_size;

@@ -39,8 +39,7 @@ void RequestTracker::Finish(int timestamp, const std::string& error) {
   finished_.notify_all();
 }
 
-bool RequestTracker::Wait(int timestamp, std::chrono::milliseconds timeout,
-                          bool throw_on_timeout) {
+bool RequestTracker::Wait(int timestamp, std::chrono::milliseconds timeout, bool throw_on_timeout) {
   std::unique_lock<std::mutex> lock(mu_);
   auto it = entries_.find(timestamp);
   if (it == entries_.end()) {

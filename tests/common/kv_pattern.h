@@ -43,7 +43,8 @@ inline KeySet RandomKeySet(std::mt19937_64& rng, Key base, Key span, int max_key
 // (uint8 sums wrap, exactly, modulo 256).
 template <typename T>
 T ValueOf(int worker, Key key, size_t j) {
-  return static_cast<T>(static_cast<int64_t>((key * 31 + j * 7 + static_cast<uint64_t>(worker) * 13) % 17) - 8);
+  return static_cast<T>(
+      static_cast<int64_t>((key * 31 + j * 7 + static_cast<uint64_t>(worker) * 13) % 17) - 8);
 }
 
 template <typename T>

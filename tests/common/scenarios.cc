@@ -109,17 +109,27 @@ void CallerErrors(Session& session) {
   const Key k7 = OwnKey(session, 7), k99 = OwnKey(session, 99);
   kv.Wait(kv.Push({k7}, {1.5f}));
 
-  EXPECT_EQ(ErrorOf([&] { kv.Push({3, 1}, {1, 2}); }),
+  EXPECT_EQ(ErrorOf([&] {
+              kv.Push({3, 1}, {1, 2});
+            }),
             prefix + "invalid push: keys not sorted: key 1 at position 1 follows key 3");
-  EXPECT_EQ(ErrorOf([&] { kv.Push({1, 1}, {1, 2}); }),
+  EXPECT_EQ(ErrorOf([&] {
+              kv.Push({1, 1}, {1, 2});
+            }),
             prefix + "invalid push: duplicate key 1 at positions 0 and 1");
-  EXPECT_EQ(ErrorOf([&] { kv.Push({1, 2}, {1, 2, 3}); }),
+  EXPECT_EQ(ErrorOf([&] {
+              kv.Push({1, 2}, {1, 2, 3});
+            }),
             prefix +
                 "invalid push: 3 values for 2 keys: without lengths every key needs the same "
                 "number of values");
-  EXPECT_EQ(ErrorOf([&] { kv.Push({1, 2}, {1, 2, 3}, {1, 1}); }),
+  EXPECT_EQ(ErrorOf([&] {
+              kv.Push({1, 2}, {1, 2, 3}, {1, 1});
+            }),
             prefix + "invalid push: lengths add up to 2 values, but 3 were given for 2 keys");
-  EXPECT_EQ(ErrorOf([&] { kv.Push({1, 2}, {1, 2, 3}, {3}); }),
+  EXPECT_EQ(ErrorOf([&] {
+              kv.Push({1, 2}, {1, 2, 3}, {3});
+            }),
             prefix + "invalid push: 1 lengths for 2 keys");
   std::vector<float> out;
   EXPECT_EQ(ErrorOf([&] { kv.Pull({}, &out); }), prefix + "invalid pull: no keys");

@@ -12,10 +12,10 @@ using std::chrono::milliseconds;
 TEST(InflightLimiterTest, AdmitsUpToTheCapThenQueuesInOrder) {
   InflightLimiter<int> limiter(2, 100);
   EXPECT_EQ(limiter.Admit(0, 60, 1), 1);
-  EXPECT_EQ(limiter.Admit(0, 40, 2), 2);    // exactly at the cap
+  EXPECT_EQ(limiter.Admit(0, 40, 2), 2);  // exactly at the cap
   EXPECT_EQ(limiter.Admit(0, 10, 3), std::nullopt);
   EXPECT_EQ(limiter.Admit(0, 5, 4), std::nullopt);  // behind 3, even though it would fit later
-  EXPECT_EQ(limiter.Admit(1, 100, 5), 5);   // other destinations are independent
+  EXPECT_EQ(limiter.Admit(1, 100, 5), 5);           // other destinations are independent
   EXPECT_EQ(limiter.Complete(0, 40), (std::vector<int>{3, 4}));
 }
 

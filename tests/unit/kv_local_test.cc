@@ -41,8 +41,8 @@ TEST_P(KVLocalTest, PullsReturnExactSums) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, KVLocalTest,
-                         ::testing::Values(JobShape{1, 1, 1}, JobShape{2, 3, 1},
-                                           JobShape{2, 3, 4}, JobShape{3, 2, 3}),
+                         ::testing::Values(JobShape{1, 1, 1}, JobShape{2, 3, 1}, JobShape{2, 3, 4},
+                                           JobShape{3, 2, 3}),
                          [](const ::testing::TestParamInfo<JobShape>& info) {
                            return std::to_string(info.param.servers) + "servers" +
                                   std::to_string(info.param.workers) + "workers" +
@@ -54,8 +54,7 @@ TEST_P(KVLocalTest, CallerErrorsNameWhatIsWrong) {
 }
 
 TEST_P(KVLocalTest, MalformedPeerMessagesAreRejected) {
-  RunLocalJob(GetParam().servers, GetParam().workers, MakeConfig(),
-              testing::MalformedPeerMessages);
+  RunLocalJob(GetParam().servers, GetParam().workers, MakeConfig(), testing::MalformedPeerMessages);
 }
 
 // ps-lite's start-up race: a worker's first push reaches a server before its handler exists. Here
@@ -76,20 +75,20 @@ TEST(KVLocalCustomHandlerTest, DeferredResponsesAndRejections) {
     if (session.is_server()) {
       std::vector<RequestMeta> held;
       int64_t sum = 0;
-      KVServer<int64_t> server(
-          session, [&](const RequestMeta& meta, const KVRequest<int64_t>& req, KVServer<int64_t>* s) {
-            if (meta.user_command == 9) throw Error("command 9 is not served here");
-            if (meta.push) {
-              sum += req.vals[0];
-              held.push_back(meta);
-              if (static_cast<int>(held.size()) == workers) {
-                for (const RequestMeta& m : held) s->Response(m);
-                held.clear();
-              }
-            } else {
-              s->Response(meta, {{req.keys.begin(), req.keys.end()}, {sum}, {}});
-            }
-          });
+      KVServer<int64_t> server(session, [&](const RequestMeta& meta, const KVRequest<int64_t>& req,
+                                            KVServer<int64_t>* s) {
+        if (meta.user_command == 9) throw Error("command 9 is not served here");
+        if (meta.push) {
+          sum += req.vals[0];
+          held.push_back(meta);
+          if (static_cast<int>(held.size()) == workers) {
+            for (const RequestMeta& m : held) s->Response(m);
+            held.clear();
+          }
+        } else {
+          s->Response(meta, {{req.keys.begin(), req.keys.end()}, {sum}, {}});
+        }
+      });
       session.Finalize();
     } else if (session.is_worker()) {
       KVWorker<int64_t> kv(session);

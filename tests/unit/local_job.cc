@@ -21,8 +21,8 @@ void RunLocalJob(int servers, int workers, const Config& config,
     ranks.emplace_back([&, r] {
       Config c = config;
       c.servers = servers;
-      Session session(std::make_unique<SessionCore>(
-          c, std::make_unique<LocalTransport>(fabric, r), /*finalize_mpi=*/false));
+      Session session(std::make_unique<SessionCore>(c, std::make_unique<LocalTransport>(fabric, r),
+                                                    /*finalize_mpi=*/false));
       try {
         body(session);
       } catch (const std::exception& e) {

@@ -79,9 +79,9 @@ std::vector<size_t> ResNet50TensorBytes() {
   for (int stage = 0; stage < 4; ++stage) {
     int width = 64 << stage, out = width * 4;
     for (int b = 0; b < blocks[stage]; ++b) {
-      floats.insert(floats.end(), {size_t(width) * in, size_t(width), size_t(width),
-                                   size_t(width) * width * 9, size_t(width), size_t(width),
-                                   size_t(out) * width, size_t(out), size_t(out)});
+      floats.insert(floats.end(),
+                    {size_t(width) * in, size_t(width), size_t(width), size_t(width) * width * 9,
+                     size_t(width), size_t(width), size_t(out) * width, size_t(out), size_t(out)});
       if (b == 0) floats.insert(floats.end(), {size_t(out) * in, size_t(out), size_t(out)});
       in = out;
     }

@@ -87,8 +87,8 @@ class KVServerCore::Impl {
     std::ostringstream why;
     size_t vals_bytes = msg.vals_bytes();
     if (msg.meta.value_size() != static_cast<int>(value_size_) && (push || msg.meta.value_size())) {
-      why << "values of " << msg.meta.value_size() << " bytes, but the KVServer of app "
-          << app_id_ << " holds values of " << value_size_ << " bytes";
+      why << "values of " << msg.meta.value_size() << " bytes, but the KVServer of app " << app_id_
+          << " holds values of " << value_size_ << " bytes";
       return why.str();
     }
     if (!push && vals_bytes > 0) {
@@ -125,8 +125,7 @@ class KVServerCore::Impl {
     meta.push = push;
     meta.pull = command != proto::PUSH;
     meta.user_command = msg.meta.user_command();
-    meta.response =
-        std::make_shared<PendingResponse>(msg.meta, session_, value_size_, num_parts);
+    meta.response = std::make_shared<PendingResponse>(msg.meta, session_, value_size_, num_parts);
 
     Buffer values = msg.vals_buffer();
     const int32_t* lens = msg.lens.as<int32_t>();
@@ -163,7 +162,9 @@ class KVServerCore::Impl {
       }
     }
     auto begin = [&](size_t i) { return lens ? offsets[i] : i * uniform; };
-    auto size = [&](size_t i) { return lens ? static_cast<size_t>(lens[i]) * value_size_ : uniform; };
+    auto size = [&](size_t i) {
+      return lens ? static_cast<size_t>(lens[i]) * value_size_ : uniform;
+    };
     size_t total = 0;
     for (size_t i : part) total += size(i);
     uint8_t* out = nullptr;

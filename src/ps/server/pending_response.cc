@@ -26,7 +26,8 @@ void PendingResponse::AddPart(int shard, Buffer keys, Buffer values, Buffer lens
     }
     answered_shards_.push_back(shard);
     if (!error.empty() && error_.empty()) error_ = error;
-    if (error.empty()) parts_.push_back({shard, std::move(keys), std::move(values), std::move(lens)});
+    if (error.empty())
+      parts_.push_back({shard, std::move(keys), std::move(values), std::move(lens)});
     if (--remaining_ > 0) return;
   }
   Send();

@@ -40,7 +40,8 @@ struct MpiTransport::PendingReceive {
 };
 
 MpiTransport::MpiTransport(MPI_Comm comm, const Config& config)
-    : comm_(comm), timeout_s_(config.timeout_s),
+    : comm_(comm),
+      timeout_s_(config.timeout_s),
       limiter_(CommSize(comm), config.max_inflight_bytes) {
   int provided = 0;
   MPI_Query_thread(&provided);

@@ -195,9 +195,9 @@ void UcxTransport::Post(SendContext* ctx) {
   } else {
     param.datatype = ucp_dt_make_contig(1);
   }
-  ucs_status_ptr_t request = ucp_am_send_nbx(endpoints_[ctx->dst], kActiveMessageId,
-                                             ctx->header.data(), ctx->header.size(), buffer,
-                                             count, &param);
+  ucs_status_ptr_t request =
+      ucp_am_send_nbx(endpoints_[ctx->dst], kActiveMessageId, ctx->header.data(),
+                      ctx->header.size(), buffer, count, &param);
   if (request == nullptr) {
     FinishSend(ctx, UCS_OK);
   } else if (UCS_PTR_IS_ERR(request)) {
@@ -247,8 +247,8 @@ ucs_status_t UcxTransport::OnActiveMessage(void* arg, const void* header, size_t
   if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
     if (length != decoded.payload_bytes()) {
       LOG(ERROR) << "rank " << self->rank_ << " rejected a message from rank "
-                 << decoded.meta.sender() << ": payload of " << length
-                 << " bytes, header declares " << decoded.payload_bytes();
+                 << decoded.meta.sender() << ": payload of " << length << " bytes, header declares "
+                 << decoded.payload_bytes();
       return UCS_OK;
     }
     auto* rndv = new RndvReceive{std::move(decoded), data, length, Buffer(), self};
@@ -270,8 +270,8 @@ void UcxTransport::StartRndvReceive(RndvReceive* rndv) {
   uint8_t* out = nullptr;
   rndv->payload = Buffer::Allocate(rndv->length, &out);
   ucp_request_param_t param{};
-  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                       UCP_OP_ATTR_FIELD_DATATYPE;
+  param.op_attr_mask =
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE;
   param.cb.recv_am = &UcxTransport::OnRndvDone;
   param.user_data = rndv;
   param.datatype = ucp_dt_make_contig(1);
@@ -284,8 +284,7 @@ void UcxTransport::StartRndvReceive(RndvReceive* rndv) {
   }
 }
 
-void UcxTransport::OnRndvDone(void* request, ucs_status_t status, size_t length,
-                              void* user_data) {
+void UcxTransport::OnRndvDone(void* request, ucs_status_t status, size_t length, void* user_data) {
   auto* rndv = static_cast<RndvReceive*>(user_data);
   UcxTransport* self = rndv->transport;
   ucp_request_free(request);
