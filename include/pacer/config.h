@@ -22,8 +22,9 @@ struct Config {
   int64_t max_inflight_bytes = int64_t{64} << 20;
   // --rndv_threshold: messages at least this large use UCX rendezvous (zero-copy, one transfer).
   int64_t rndv_threshold = 16384;
-  // --spin_us: how long the progress thread polls before it blocks; -1 chooses (no spin when the
-  // ranks on this host outnumber its cores).
+  // --spin_us: how long a progress thread (and a Wait) polls before it blocks; -1 chooses 50 where
+  // this host's servers and workers fit its cores, else 0 (spinning on a full host starves the
+  // thread that is waited for).
   int spin_us = -1;
 
   // Reads the flags (after ParseCommandLine) and their PACER_ environment twins.

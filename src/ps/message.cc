@@ -27,13 +27,23 @@ Buffer Message::vals_buffer() const {
   return joined;
 }
 
-size_t PaddingAfterLens(uint64_t keys_bytes, uint64_t lens_bytes) {
-  return (8 - (keys_bytes + lens_bytes) % 8) % 8;
+namespace {
+
+bool IndexInHeader(uint64_t keys_bytes, uint64_t lens_bytes) {
+  return keys_bytes + lens_bytes <= kMaxIndexInHeader;
 }
 
+// Padding that puts values 8-byte aligned after keys and lens in the payload (none without values).
+size_t PaddingBeforeValues(uint64_t keys_bytes, uint64_t lens_bytes, uint64_t vals_bytes) {
+  return vals_bytes == 0 ? 0 : (8 - (keys_bytes + lens_bytes) % 8) % 8;
+}
+
+}  // namespace
+
 uint64_t DecodedHeader::payload_bytes() const {
-  return wire.keys_bytes + wire.lens_bytes + PaddingAfterLens(wire.keys_bytes, wire.lens_bytes) +
-         wire.vals_bytes;
+  if (wire.flags & WireHeader::kIndexInHeader) return wire.vals_bytes;
+  return wire.keys_bytes + wire.lens_bytes +
+         PaddingBeforeValues(wire.keys_bytes, wire.lens_bytes, wire.vals_bytes) + wire.vals_bytes;
 }
 
 std::vector<uint8_t> EncodeHeader(const Message& msg) {
@@ -43,19 +53,28 @@ std::vector<uint8_t> EncodeHeader(const Message& msg) {
   wire.keys_bytes = msg.keys.size();
   wire.lens_bytes = msg.lens.size();
   wire.vals_bytes = msg.vals_bytes();
-  std::vector<uint8_t> out(sizeof(WireHeader) + wire.meta_bytes);
+  const bool index_in_header = IndexInHeader(wire.keys_bytes, wire.lens_bytes);
+  if (index_in_header) wire.flags |= WireHeader::kIndexInHeader;
+  size_t index_bytes = index_in_header ? wire.keys_bytes + wire.lens_bytes : 0;
+  std::vector<uint8_t> out(sizeof(WireHeader) + wire.meta_bytes + index_bytes);
   std::memcpy(out.data(), &wire, sizeof(wire));
-  msg.meta.SerializeWithCachedSizesToArray(out.data() + sizeof(wire));
+  uint8_t* p = msg.meta.SerializeWithCachedSizesToArray(out.data() + sizeof(wire));
+  if (index_in_header) {
+    if (!msg.keys.empty()) std::memcpy(p, msg.keys.data(), msg.keys.size());
+    if (!msg.lens.empty()) std::memcpy(p + msg.keys.size(), msg.lens.data(), msg.lens.size());
+  }
   return out;
 }
 
 std::vector<Buffer> PayloadFragments(const Message& msg) {
   std::vector<Buffer> out;
   out.reserve(3 + msg.vals.size());
-  if (!msg.keys.empty()) out.push_back(msg.keys);
-  if (!msg.lens.empty()) out.push_back(msg.lens);
-  size_t pad = PaddingAfterLens(msg.keys.size(), msg.lens.size());
-  if (pad > 0 && msg.vals_bytes() > 0) out.emplace_back(kZeros, pad);
+  if (!IndexInHeader(msg.keys.size(), msg.lens.size())) {
+    out.push_back(msg.keys);
+    if (!msg.lens.empty()) out.push_back(msg.lens);
+    size_t pad = PaddingBeforeValues(msg.keys.size(), msg.lens.size(), msg.vals_bytes());
+    if (pad > 0) out.emplace_back(kZeros, pad);
+  }
   for (const Buffer& b : msg.vals) {
     if (!b.empty()) out.push_back(b);
   }
@@ -77,8 +96,13 @@ bool DecodeHeader(const void* data, size_t size, int world_size, DecodedHeader* 
     *error = why.str();
     return false;
   }
-  if (size != sizeof(WireHeader) + w.meta_bytes) {
-    why << "header of " << size << " bytes declares " << w.meta_bytes << " bytes of meta";
+  const bool index_in_header = w.flags & WireHeader::kIndexInHeader;
+  const uint64_t index_bytes = index_in_header ? w.keys_bytes + w.lens_bytes : 0;
+  if (w.flags & ~WireHeader::kIndexInHeader ||
+      (index_in_header && index_bytes > kMaxIndexInHeader) ||
+      size != sizeof(WireHeader) + w.meta_bytes + index_bytes) {
+    why << "header of " << size << " bytes declares " << w.meta_bytes << " bytes of meta and "
+        << index_bytes << " bytes of keys and lengths (flags " << w.flags << ")";
     *error = why.str();
     return false;
   }
@@ -110,6 +134,10 @@ bool DecodeHeader(const void* data, size_t size, int world_size, DecodedHeader* 
     why << "implausible segment sizes (keys " << w.keys_bytes << ", values " << w.vals_bytes
         << " bytes)";
   } else {
+    if (index_in_header) {
+      const uint8_t* index = static_cast<const uint8_t*>(data) + sizeof(WireHeader) + w.meta_bytes;
+      out->index = Buffer::Copy(index, index_bytes);
+    }
     return true;
   }
   *error = why.str();
@@ -127,9 +155,16 @@ bool DecodePayload(DecodedHeader&& header, Buffer payload, Message* out, std::st
     return false;
   }
   out->meta = std::move(header.meta);
-  out->keys = payload.Slice(0, w.keys_bytes);
-  out->lens = payload.Slice(w.keys_bytes, w.lens_bytes);
-  size_t vals_offset = w.keys_bytes + w.lens_bytes + PaddingAfterLens(w.keys_bytes, w.lens_bytes);
+  size_t vals_offset = 0;
+  if (w.flags & WireHeader::kIndexInHeader) {
+    out->keys = header.index.Slice(0, w.keys_bytes);
+    out->lens = header.index.Slice(w.keys_bytes, w.lens_bytes);
+  } else {
+    out->keys = payload.Slice(0, w.keys_bytes);
+    out->lens = payload.Slice(w.keys_bytes, w.lens_bytes);
+    vals_offset =
+        w.keys_bytes + w.lens_bytes + PaddingBeforeValues(w.keys_bytes, w.lens_bytes, w.vals_bytes);
+  }
   const int32_t* lens = out->lens.as<int32_t>();
   uint64_t declared = 0;
   for (size_t i = 0; i < out->lens.count<int32_t>(); ++i) {

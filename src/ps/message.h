@@ -10,9 +10,11 @@
 namespace pacer {
 
 // One Pacer message: protobuf meta plus three binary segments. On the wire the meta travels in a
-// small header and the segments in one payload laid out as keys | lens | padding | vals, so values
-// start 8-byte aligned. Values may be a gather list (a slice of a caller's buffer per run of keys);
-// they are sent without being copied together.
+// small header. When keys and lengths are small (at most kMaxIndexInHeader bytes, the common case)
+// they ride in the header too and the payload is the values alone, one contiguous buffer that a
+// transport can move without copying; otherwise the payload is keys | lens | padding | vals, with
+// values 8-byte aligned. Values may be a gather list (a slice of a caller's buffer per run of
+// keys); they are sent without being copied together.
 struct Message {
   proto::Meta meta;
   Buffer keys;               // uint64 keys
@@ -24,17 +26,21 @@ struct Message {
   Buffer vals_buffer() const;  // the values as one buffer (the single fragment, or a copy)
 };
 
-// The fixed part of the wire header, followed by `meta_bytes` of serialized proto::Meta.
+// The fixed part of the wire header, followed by `meta_bytes` of serialized proto::Meta and, with
+// kIndexInHeader, the keys and lengths.
 struct WireHeader {
   static constexpr uint32_t kMagic = 0x50414345;  // "PACE"
+  static constexpr uint32_t kIndexInHeader = 1;
   uint32_t magic;
   uint32_t meta_bytes;
+  uint32_t flags;
+  uint32_t reserved;
   uint64_t keys_bytes;
   uint64_t lens_bytes;
   uint64_t vals_bytes;
 };
 
-size_t PaddingAfterLens(uint64_t keys_bytes, uint64_t lens_bytes);
+constexpr size_t kMaxIndexInHeader = 1024;
 
 // Serializes the header (WireHeader + meta).
 std::vector<uint8_t> EncodeHeader(const Message& msg);
@@ -47,6 +53,7 @@ std::vector<Buffer> PayloadFragments(const Message& msg);
 struct DecodedHeader {
   WireHeader wire{};
   proto::Meta meta;
+  Buffer index;  // keys then lens, when they came in the header
   uint64_t payload_bytes() const;
 };
 bool DecodeHeader(const void* data, size_t size, int world_size, DecodedHeader* out,

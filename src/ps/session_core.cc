@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <sstream>
+#include <thread>
 
 #include "pacer/error.h"
 #include "ps/transport/mpi_transport.h"
@@ -11,6 +12,8 @@
 
 namespace pacer {
 namespace {
+
+constexpr int kDefaultSpinUs = 50;
 
 std::string GroupName(int group) {
   std::string name;
@@ -58,9 +61,26 @@ std::unique_ptr<Transport> CreateTransport(MPI_Comm comm, const Config& config) 
   return std::make_unique<MpiTransport>(comm, config);
 }
 
+// The progress thread may spin only where the busy ranks (servers and workers; the scheduler
+// mostly sleeps) fit the host's cores: a spinning thread on an oversubscribed host delays the very
+// thread it waits for (measured: one spinning PS ran 6x to 3000x slower than a blocking one).
+int ResolveSpin(MPI_Comm comm, const Config& config) {
+  if (config.spin_us >= 0) return config.spin_us;
+  MPI_Comm local;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+  int local_ranks = 0, rank = 0, scheduler_here = 0;
+  MPI_Comm_size(local, &local_ranks);
+  MPI_Comm_rank(comm, &rank);
+  int is_scheduler = rank == 0;
+  MPI_Allreduce(&is_scheduler, &scheduler_here, 1, MPI_INT, MPI_MAX, local);
+  MPI_Comm_free(&local);
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return local_ranks - scheduler_here <= cores ? kDefaultSpinUs : 0;
+}
+
 }  // namespace
 
-std::unique_ptr<SessionCore> SessionCore::CreateWithMpi(const Config& config) {
+std::unique_ptr<SessionCore> SessionCore::CreateWithMpi(const Config& requested) {
   if (!google::IsGoogleLoggingInitialized()) {
     FLAGS_logtostderr = true;  // not glog's default of files under /tmp
     google::InitGoogleLogging("pacer");
@@ -75,6 +95,8 @@ std::unique_ptr<SessionCore> SessionCore::CreateWithMpi(const Config& config) {
   }
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  Config config = requested;
+  config.spin_us = ResolveSpin(comm, config);
   return std::make_unique<SessionCore>(config, CreateTransport(comm, config), finalize_mpi);
 }
 

@@ -60,7 +60,11 @@ struct KVClientCore::State {
   };
 
   State(SessionCore& s, int app, size_t vsize)
-      : session(s), app_id(app), value_size(vsize), tracker(s.rank()) {}
+      : session(s),
+        app_id(app),
+        value_size(vsize),
+        spin(std::max(0, s.config().spin_us)),
+        tracker(s.rank()) {}
 
   void PartDone(int ts, const std::string& error) {
     if (tracker.PartDone(ts, error)) Complete(ts);
@@ -73,6 +77,7 @@ struct KVClientCore::State {
   SessionCore& session;
   const int app_id;
   const size_t value_size;
+  const std::chrono::microseconds spin;
   int client_id = -1;
   RequestTracker tracker;
   std::mutex mu;
@@ -288,7 +293,7 @@ void KVClientCore::Wait(int timestamp) {
   auto timeout =
       std::chrono::milliseconds(static_cast<int64_t>(state_->session.config().timeout_s * 1000));
   try {
-    state_->tracker.Wait(timestamp, timeout, /*throw_on_timeout=*/true);
+    state_->tracker.Wait(timestamp, timeout, /*throw_on_timeout=*/true, state_->spin);
   } catch (const TimeoutError&) {
     std::lock_guard<std::mutex> lock(state_->mu);
     state_->pending.erase(timestamp);  // late responses are dropped, never written
@@ -297,7 +302,7 @@ void KVClientCore::Wait(int timestamp) {
 }
 
 bool KVClientCore::Wait(int timestamp, std::chrono::milliseconds timeout) {
-  return state_->tracker.Wait(timestamp, timeout, /*throw_on_timeout=*/false);
+  return state_->tracker.Wait(timestamp, timeout, /*throw_on_timeout=*/false, state_->spin);
 }
 
 }  // namespace detail

@@ -1,6 +1,8 @@
 #include "worker/request_tracker.h"
 
+#include <algorithm>
 #include <sstream>
+#include <thread>
 
 #include "pacer/error.h"
 
@@ -39,7 +41,8 @@ void RequestTracker::Finish(int timestamp, const std::string& error) {
   finished_.notify_all();
 }
 
-bool RequestTracker::Wait(int timestamp, std::chrono::milliseconds timeout, bool throw_on_timeout) {
+bool RequestTracker::Wait(int timestamp, std::chrono::milliseconds timeout, bool throw_on_timeout,
+                          std::chrono::microseconds spin) {
   std::unique_lock<std::mutex> lock(mu_);
   auto it = entries_.find(timestamp);
   if (it == entries_.end()) {
@@ -48,7 +51,19 @@ bool RequestTracker::Wait(int timestamp, std::chrono::milliseconds timeout, bool
       << ": it was never returned by this KVWorker, or was already waited for";
     throw Error(s.str());
   }
-  if (!finished_.wait_for(lock, timeout, [&] { return it->second.finished; })) {
+  if (spin.count() > 0 && !it->second.finished) {
+    // Only this waiter erases the entry, so it stays put while we poll without the lock.
+    const std::atomic<bool>& finished = it->second.finished;
+    lock.unlock();
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::min<std::chrono::microseconds>(spin, timeout);
+    while (!finished.load(std::memory_order_acquire) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    lock.lock();
+  }
+  if (!finished_.wait_for(lock, timeout, [&] { return it->second.finished.load(); })) {
     if (!throw_on_timeout) return false;
     std::ostringstream s;
     s << "request " << timestamp << " on rank " << rank_ << " not finished after "

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -28,13 +29,15 @@ class RequestTracker {
 
   // Waits until finished, forgets the request, and throws Error if it failed. With
   // `throw_on_timeout`, a timeout throws TimeoutError and abandons the request (late parts are
-  // dropped); otherwise a timeout returns false and the request stays.
-  bool Wait(int timestamp, std::chrono::milliseconds timeout, bool throw_on_timeout);
+  // dropped); otherwise a timeout returns false and the request stays. Polls for up to `spin`
+  // before blocking (waking a blocked thread costs tens of microseconds). One waiter per request.
+  bool Wait(int timestamp, std::chrono::milliseconds timeout, bool throw_on_timeout,
+            std::chrono::microseconds spin = std::chrono::microseconds(0));
 
  private:
   struct Entry {
     int remaining = 0;
-    bool finished = false;
+    std::atomic<bool> finished{false};
     std::string error;
   };
   const int rank_;

@@ -250,7 +250,7 @@ void MalformedPeerMessages(Session& session) {
   std::vector<uint8_t> bad_magic = header;
   bad_magic[1] ^= 0x55;
   transport.SendBytes(server, bad_magic, payload, nullptr);
-  transport.SendBytes(server, header, {payload[0]}, nullptr);  // payload cut short
+  transport.SendBytes(server, header, {}, nullptr);  // payload missing
   std::vector<uint8_t> bad_meta = header;
   for (size_t i = sizeof(WireHeader); i < bad_meta.size(); ++i) bad_meta[i] = 0xff;
   transport.SendBytes(server, bad_meta, payload, nullptr);

@@ -24,6 +24,19 @@ Message SampleMessage() {
   return msg;
 }
 
+// 200 keys with lengths: 2400 bytes of index, too many for the header, so they go in the payload.
+Message LargeIndexMessage() {
+  Message msg = SampleMessage();
+  std::vector<uint64_t> keys(200);
+  std::vector<int32_t> lens(200, 0);
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = 2 * i;
+  lens[0] = 1;
+  lens[199] = 5;
+  msg.keys = Buffer::FromVector(std::move(keys));
+  msg.lens = Buffer::FromVector(std::move(lens));
+  return msg;
+}
+
 Buffer Join(const std::vector<Buffer>& fragments) {
   std::vector<uint8_t> out;
   for (const Buffer& f : fragments) out.insert(out.end(), f.data(), f.data() + f.size());
@@ -55,8 +68,56 @@ TEST(MessageTest, RoundTripKeepsMetaAndSegments) {
   ASSERT_EQ(out.vals_bytes(), 6 * sizeof(float));
   const float* v = out.vals[0].as<float>();
   for (int i = 0; i < 6; ++i) EXPECT_EQ(v[i], i + 1);
-  // Values start 8-byte aligned in the payload (3 keys + 3 lens = 36 bytes, padded to 40).
-  EXPECT_EQ((out.vals[0].data() - out.keys.data()) % 8, 0);
+}
+
+TEST(MessageTest, SmallIndexRidesInTheHeaderAndValuesAloneInThePayload) {
+  Message msg = SampleMessage();
+  std::vector<Buffer> payload = PayloadFragments(msg);
+  ASSERT_EQ(payload.size(), 2u);  // the two value fragments, nothing else
+  EXPECT_EQ(payload[0].data(), msg.vals[0].data());
+  EXPECT_EQ(EncodeHeader(msg).size(), sizeof(WireHeader) + msg.meta.ByteSizeLong() + 3 * 8 + 3 * 4);
+}
+
+TEST(MessageTest, LargeIndexRoundTripsThroughThePayload) {
+  Message msg = LargeIndexMessage();
+  Buffer payload = Join(PayloadFragments(msg));
+  EXPECT_EQ(payload.size(), 200u * 8 + 200 * 4 + 24);  // no padding: 2400 is a multiple of 8
+  Message out;
+  ASSERT_EQ(Decode(EncodeHeader(msg), payload, &out), "");
+  ASSERT_EQ(out.num_keys(), 200u);
+  EXPECT_EQ(out.keys.as<uint64_t>()[199], 398u);
+  EXPECT_EQ(out.lens.as<int32_t>()[199], 5);
+  ASSERT_EQ(out.vals_bytes(), 24u);
+  EXPECT_EQ(out.vals[0].as<float>()[5], 6.0f);
+  EXPECT_EQ((out.vals[0].data() - payload.data()) % 8, 0);  // values 8-byte aligned
+}
+
+TEST(MessageTest, ValuesAfterAnOddIndexArePadded) {
+  Message msg = LargeIndexMessage();
+  std::vector<uint64_t> keys(201);
+  std::vector<int32_t> lens(201, 0);
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = i;
+  lens[200] = 6;
+  msg.keys = Buffer::FromVector(std::move(keys));
+  msg.lens = Buffer::FromVector(std::move(lens));
+  Buffer payload = Join(PayloadFragments(msg));
+  EXPECT_EQ(payload.size(), 201u * 8 + 201 * 4 + 4 + 24);  // 2412 bytes of index, 4 of padding
+  Message out;
+  ASSERT_EQ(Decode(EncodeHeader(msg), payload, &out), "");
+  EXPECT_EQ((out.vals[0].data() - payload.data()) % 8, 0);
+  EXPECT_EQ(out.vals[0].as<float>()[0], 1.0f);
+}
+
+TEST(MessageTest, IndexWithoutValuesHasNoPadding) {
+  Message msg = LargeIndexMessage();
+  msg.vals.clear();
+  std::vector<uint64_t> keys(201);
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = i;
+  msg.keys = Buffer::FromVector(std::move(keys));
+  msg.lens = Buffer();
+  Message out;
+  ASSERT_EQ(Decode(EncodeHeader(msg), Join(PayloadFragments(msg)), &out), "");
+  EXPECT_EQ(out.num_keys(), 201u);
 }
 
 TEST(MessageTest, EmptyPayloadRoundTrips) {
@@ -126,17 +187,24 @@ std::vector<uint8_t> WithWire(const Message& msg, void (*edit)(WireHeader*)) {
 }
 
 TEST(MessageTest, RejectsPartialKey) {
-  Message msg = SampleMessage();
+  Message msg = LargeIndexMessage();
   auto header = WithWire(msg, [](WireHeader* w) { w->keys_bytes = 12; });
   Message out;
   EXPECT_NE(Decode(header, Buffer(), &out).find("keys segment of 12 bytes"), std::string::npos);
 }
 
 TEST(MessageTest, RejectsLengthsCountMismatch) {
-  Message msg = SampleMessage();
+  Message msg = LargeIndexMessage();
   auto header = WithWire(msg, [](WireHeader* w) { w->lens_bytes = 8; });
   Message out;
-  EXPECT_NE(Decode(header, Buffer(), &out).find("2 lengths for 3 keys"), std::string::npos);
+  EXPECT_NE(Decode(header, Buffer(), &out).find("2 lengths for 200 keys"), std::string::npos);
+}
+
+TEST(MessageTest, RejectsIndexSizesThatDisagreeWithTheHeader) {
+  Message msg = SampleMessage();
+  auto header = WithWire(msg, [](WireHeader* w) { w->keys_bytes = 16; });
+  Message out;
+  EXPECT_NE(Decode(header, Buffer(), &out).find("bytes of keys and lengths"), std::string::npos);
 }
 
 TEST(MessageTest, RejectsValuesNotMultipleOfValueSize) {
@@ -152,7 +220,7 @@ TEST(MessageTest, RejectsTruncatedPayload) {
   Buffer payload = Join(PayloadFragments(msg));
   Message out;
   std::string error = Decode(EncodeHeader(msg), payload.Slice(0, payload.size() - 4), &out);
-  EXPECT_NE(error.find("payload of 60 bytes, header declares 64"), std::string::npos) << error;
+  EXPECT_NE(error.find("payload of 20 bytes, header declares 24"), std::string::npos) << error;
 }
 
 TEST(MessageTest, RejectsLengthsThatDisagreeWithValues) {

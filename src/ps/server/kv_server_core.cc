@@ -76,8 +76,14 @@ class KVServerCore::Impl {
     std::mutex mu;
     std::condition_variable ready;
     std::deque<Task> queue;
+    bool busy = false;  // a task of this shard is running (on its thread or inline)
     bool stopping = false;
   };
+
+  // Small requests run on the receiving thread when their shard is idle: handing them to the
+  // shard's thread would cost a wake-up (tens of microseconds) for microseconds of work. Either
+  // way a shard runs one task at a time, in arrival order.
+  static constexpr size_t kInlineBytes = 64 << 10;
 
   int ShardOf(Key key) const {
     return static_cast<int>(ShardHash(key) % static_cast<uint64_t>(shards_.size()));
@@ -143,11 +149,28 @@ class KVServerCore::Impl {
       }
       meta.shard = static_cast<int>(s);
       Shard& shard = *shards_[s];
+      const bool small = data.values.size() <= kInlineBytes;
       {
         std::lock_guard<std::mutex> lock(shard.mu);
-        shard.queue.push_back({meta, std::move(data)});
+        if (!small || shard.busy || !shard.queue.empty()) {
+          shard.queue.push_back({meta, std::move(data)});
+          shard.ready.notify_one();
+          continue;
+        }
+        shard.busy = true;
       }
-      shard.ready.notify_one();
+      Run({meta, std::move(data)});
+      std::lock_guard<std::mutex> lock(shard.mu);
+      shard.busy = false;
+      if (!shard.queue.empty()) shard.ready.notify_one();
+    }
+  }
+
+  void Run(const Task& task) {
+    try {
+      handler_(task.meta, task.data);
+    } catch (const std::exception& e) {
+      task.meta.response->AddPart(task.meta.shard, {}, {}, {}, e.what());
     }
   }
 
@@ -178,20 +201,19 @@ class KVServerCore::Impl {
 
   void RunShard(int index) {
     Shard& shard = *shards_[index];
+    std::unique_lock<std::mutex> lock(shard.mu);
     for (;;) {
-      Task task;
-      {
-        std::unique_lock<std::mutex> lock(shard.mu);
-        shard.ready.wait(lock, [&] { return shard.stopping || !shard.queue.empty(); });
-        if (shard.queue.empty()) return;
-        task = std::move(shard.queue.front());
-        shard.queue.pop_front();
-      }
-      try {
-        handler_(task.meta, task.data);
-      } catch (const std::exception& e) {
-        task.meta.response->AddPart(task.meta.shard, {}, {}, {}, e.what());
-      }
+      shard.ready.wait(lock, [&] {
+        return (shard.stopping && !shard.busy) || (!shard.busy && !shard.queue.empty());
+      });
+      if (shard.queue.empty()) return;
+      Task task = std::move(shard.queue.front());
+      shard.queue.pop_front();
+      shard.busy = true;
+      lock.unlock();
+      Run(task);
+      lock.lock();
+      shard.busy = false;
     }
   }
 

@@ -46,7 +46,6 @@ class LocalTransport : public Transport {
   std::string name() const override { return "local"; }
   int rank() const override { return rank_; }
   int size() const override { return fabric_->size(); }
-  int local_size() const override { return fabric_->size(); }
   void Start(ReceiveHandler handler) override;
   void SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                  SendCallback on_sent) override;

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstring>
@@ -51,12 +52,7 @@ MpiTransport::MpiTransport(MPI_Comm comm, const Config& config)
   }
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
-  MPI_Comm local;
-  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-  MPI_Comm_size(local, &local_size_);
-  MPI_Comm_free(&local);
-  int cores = static_cast<int>(std::thread::hardware_concurrency());
-  spin_us_ = config.spin_us >= 0 ? config.spin_us : (local_size_ <= cores ? 50 : 0);
+  spin_us_ = std::max(0, config.spin_us);
 }
 
 MpiTransport::~MpiTransport() {
@@ -176,7 +172,7 @@ bool MpiTransport::ProbeFrames() {
     std::memcpy(&length, receive->frame.data(), sizeof(length));
     if (length > 0) {
       uint8_t* out = nullptr;
-      receive->payload = Buffer::Allocate(length, &out);
+      receive->payload = pool_.Allocate(length, &out);
       MPI_Irecv(out, static_cast<int>(length), MPI_BYTE, receive->source, kPayloadTag, comm_,
                 &receive->request);
     }
@@ -236,7 +232,10 @@ void MpiTransport::ProgressLoop() {
       backoff = std::chrono::microseconds(5);
       continue;
     }
-    if (Clock::now() - last_activity < spin) continue;
+    if (Clock::now() - last_activity < spin) {
+      std::this_thread::yield();
+      continue;
+    }
     std::this_thread::sleep_for(backoff);
     backoff = std::min(backoff * 2, std::chrono::microseconds(200));
   }

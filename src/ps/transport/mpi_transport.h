@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pacer/config.h"
+#include "ps/buffer_pool.h"
 #include "ps/transport/inflight_limiter.h"
 #include "ps/transport/transport.h"
 
@@ -29,7 +30,6 @@ class MpiTransport : public Transport {
   std::string name() const override { return "mpi"; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  int local_size() const override { return local_size_; }
   void Start(ReceiveHandler handler) override;
   void SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                  SendCallback on_sent) override;
@@ -49,12 +49,12 @@ class MpiTransport : public Transport {
   MPI_Comm comm_;
   int rank_ = 0;
   int size_ = 0;
-  int local_size_ = 1;
   int spin_us_ = 0;
   double timeout_s_;
 
   ReceiveHandler handler_;
   InflightLimiter<SendContext*> limiter_;
+  BufferPool pool_;
   std::thread progress_thread_;
   std::atomic<bool> stopping_{false};
   bool started_ = false;

@@ -23,8 +23,6 @@ class Transport {
   virtual std::string name() const = 0;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  // Ranks running on this host (for choosing how long the progress thread may spin).
-  virtual int local_size() const = 0;
 
   // Installs the handler and starts receiving. Called once, before any Send; no message is
   // received before the handler is in place.

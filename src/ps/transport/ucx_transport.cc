@@ -4,7 +4,9 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <sstream>
 #include <thread>
 
@@ -26,15 +28,6 @@ void Check(ucs_status_t status, const char* what) {
 int CommSize(MPI_Comm comm) {
   int n = 0;
   MPI_Comm_size(comm, &n);
-  return n;
-}
-
-int LocalRanks(MPI_Comm comm) {
-  MPI_Comm local;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-  int n = 1;
-  MPI_Comm_size(local, &n);
-  MPI_Comm_free(&local);
   return n;
 }
 
@@ -65,37 +58,28 @@ UcxTransport::UcxTransport(MPI_Comm comm, const Config& config)
       limiter_(CommSize(comm), config.max_inflight_bytes) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
-  local_size_ = LocalRanks(comm_);
-  int cores = static_cast<int>(std::thread::hardware_concurrency());
-  spin_us_ = config.spin_us >= 0 ? config.spin_us : (local_size_ <= cores ? 50 : 0);
+  spin_us_ = std::max(0, config.spin_us);
 
   ucp_config_t* ucp_config = nullptr;
   Check(ucp_config_read(nullptr, nullptr, &ucp_config), "ucp_config_read");
   ucp_params_t params{};
-  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
-  params.mt_workers_shared = 1;
   ucs_status_t status = ucp_init(&params, ucp_config, &context_);
   ucp_config_release(ucp_config);
   Check(status, "ucp_init");
 
   ucp_worker_params_t worker_params{};
   worker_params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  worker_params.thread_mode = UCS_THREAD_MODE_MULTI;
+  worker_params.thread_mode = UCS_THREAD_MODE_SINGLE;
   Check(ucp_worker_create(context_, &worker_params, &worker_), "ucp_worker_create");
-  ucp_worker_attr_t attr{};
-  attr.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE;
-  Check(ucp_worker_query(worker_, &attr), "ucp_worker_query");
-  if (attr.thread_mode != UCS_THREAD_MODE_MULTI) {
-    throw Error("UCX: worker thread mode MULTI not granted");
-  }
   Check(ucp_worker_get_efd(worker_, &event_fd_), "ucp_worker_get_efd");
 }
 
 UcxTransport::~UcxTransport() {
   if (started_ && !stopped_) {
     stopping_ = true;
-    Wake();
+    ucp_worker_signal(worker_);
     if (progress_thread_.joinable()) progress_thread_.join();
     CloseEndpoints();
   }
@@ -172,7 +156,19 @@ void UcxTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<B
     ctx->bytes += static_cast<int64_t>(f.size());
   }
   ctx->on_sent = std::move(on_sent);
-  if (auto admitted = limiter_.Admit(dst, ctx->bytes, ctx)) Post(*admitted);
+  if (!limiter_.Admit(dst, ctx->bytes, ctx)) return;  // posted later, when completions make room
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    queued_sends_.push_back(ctx);
+  }
+  // Paired with the progress thread's store to sleeping_ and its re-check of the queue: either it
+  // sees the send, or we see it sleeping and wake it.
+  if (sleeping_.load()) ucp_worker_signal(worker_);
+}
+
+bool UcxTransport::HasQueuedSends() {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  return !queued_sends_.empty();
 }
 
 void UcxTransport::Post(SendContext* ctx) {
@@ -202,8 +198,6 @@ void UcxTransport::Post(SendContext* ctx) {
     FinishSend(ctx, UCS_OK);
   } else if (UCS_PTR_IS_ERR(request)) {
     FinishSend(ctx, UCS_PTR_STATUS(request));
-  } else {
-    Wake();  // the progress thread may be blocked; the send needs it to advance
   }
 }
 
@@ -211,7 +205,6 @@ void UcxTransport::OnSendDone(void* request, ucs_status_t status, void* user_dat
   auto* ctx = static_cast<SendContext*>(user_data);
   UcxTransport* self = ctx->transport;
   ucp_request_free(request);
-  std::lock_guard<std::mutex> lock(self->deferred_mu_);
   self->sends_done_.emplace_back(ctx, status);
 }
 
@@ -225,13 +218,8 @@ void UcxTransport::FinishSend(SendContext* ctx, ucs_status_t status) {
     LOG(ERROR) << error;
   }
   std::unique_ptr<SendContext> owned(ctx);
-  std::vector<SendContext*> ready = limiter_.Complete(ctx->dst, ctx->bytes);
-  if (!ready.empty()) {
-    std::lock_guard<std::mutex> lock(deferred_mu_);
-    sends_to_post_.insert(sends_to_post_.end(), ready.begin(), ready.end());
-  }
+  for (SendContext* ready : limiter_.Complete(ctx->dst, ctx->bytes)) Post(ready);
   if (owned->on_sent) owned->on_sent(error);
-  if (!ready.empty()) Wake();
 }
 
 ucs_status_t UcxTransport::OnActiveMessage(void* arg, const void* header, size_t header_length,
@@ -251,24 +239,25 @@ ucs_status_t UcxTransport::OnActiveMessage(void* arg, const void* header, size_t
                  << decoded.payload_bytes();
       return UCS_OK;
     }
-    auto* rndv = new RndvReceive{std::move(decoded), data, length, Buffer(), self};
-    std::lock_guard<std::mutex> lock(self->deferred_mu_);
-    self->rndv_to_start_.push_back(rndv);
+    self->rndv_to_start_.push_back(
+        new RndvReceive{std::move(decoded), data, length, Buffer(), self});
     return UCS_INPROGRESS;
   }
+  uint8_t* copy = nullptr;
+  Buffer payload = self->pool_.Allocate(length, &copy);
+  if (length > 0) std::memcpy(copy, data, length);
   Message msg;
-  if (!DecodePayload(std::move(decoded), Buffer::Copy(data, length), &msg, &error)) {
+  if (!DecodePayload(std::move(decoded), payload, &msg, &error)) {
     LOG(ERROR) << "rank " << self->rank_ << " rejected a message: " << error;
     return UCS_OK;
   }
-  std::lock_guard<std::mutex> lock(self->deferred_mu_);
   self->received_.push_back(std::move(msg));
   return UCS_OK;
 }
 
 void UcxTransport::StartRndvReceive(RndvReceive* rndv) {
   uint8_t* out = nullptr;
-  rndv->payload = Buffer::Allocate(rndv->length, &out);
+  rndv->payload = pool_.Allocate(rndv->length, &out);
   ucp_request_param_t param{};
   param.op_attr_mask =
       UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE;
@@ -294,7 +283,6 @@ void UcxTransport::OnRndvDone(void* request, ucs_status_t status, size_t length,
     delete rndv;
     return;
   }
-  std::lock_guard<std::mutex> lock(self->deferred_mu_);
   self->rndv_done_.push_back(rndv);
 }
 
@@ -315,28 +303,26 @@ void UcxTransport::FinishRndvReceive(RndvReceive* rndv, ucs_status_t status) {
 }
 
 bool UcxTransport::RunDeferredWork() {
+  std::vector<SendContext*> to_post;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    to_post.swap(queued_sends_);
+  }
   std::vector<Message> received;
   std::vector<RndvReceive*> to_start, done;
   std::vector<std::pair<SendContext*, ucs_status_t>> sends_done;
-  std::vector<SendContext*> to_post;
-  {
-    std::lock_guard<std::mutex> lock(deferred_mu_);
-    received.swap(received_);
-    to_start.swap(rndv_to_start_);
-    done.swap(rndv_done_);
-    sends_done.swap(sends_done_);
-    to_post.swap(sends_to_post_);
-  }
-  for (auto& [ctx, status] : sends_done) FinishSend(ctx, status);
+  received.swap(received_);
+  to_start.swap(rndv_to_start_);
+  done.swap(rndv_done_);
+  sends_done.swap(sends_done_);
   for (SendContext* ctx : to_post) Post(ctx);
+  for (auto& [ctx, status] : sends_done) FinishSend(ctx, status);
   for (RndvReceive* rndv : to_start) StartRndvReceive(rndv);
   for (RndvReceive* rndv : done) FinishRndvReceive(rndv, UCS_OK);
   for (Message& msg : received) handler_(std::move(msg));
   return !(received.empty() && to_start.empty() && done.empty() && sends_done.empty() &&
            to_post.empty());
 }
-
-void UcxTransport::Wake() { ucp_worker_signal(worker_); }
 
 void UcxTransport::ProgressLoop() {
   using Clock = std::chrono::steady_clock;
@@ -349,11 +335,18 @@ void UcxTransport::ProgressLoop() {
       last_activity = Clock::now();
       continue;
     }
-    if (spin_us_ > 0 && Clock::now() - last_activity < spin) continue;
-    ucs_status_t status = ucp_worker_arm(worker_);
-    if (status == UCS_ERR_BUSY) continue;
+    if (Clock::now() - last_activity < spin) {
+      std::this_thread::yield();  // spin politely: a thread this one waits for may need the core
+      continue;
+    }
+    sleeping_.store(true);
+    if (HasQueuedSends() || ucp_worker_arm(worker_) == UCS_ERR_BUSY) {
+      sleeping_.store(false);
+      continue;
+    }
     epoll_event ev;
     epoll_wait(epoll_fd_, &ev, 1, /*timeout_ms=*/100);
+    sleeping_.store(false);
     last_activity = Clock::now();
   }
 }
@@ -386,7 +379,7 @@ void UcxTransport::Stop() {
   // every rank has completed its own sends.
   MPI_Barrier(comm_);
   stopping_ = true;
-  Wake();
+  ucp_worker_signal(worker_);
   progress_thread_.join();
   CloseEndpoints();
   stopped_ = true;

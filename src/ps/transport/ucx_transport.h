@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pacer/config.h"
+#include "ps/buffer_pool.h"
 #include "ps/transport/inflight_limiter.h"
 #include "ps/transport/transport.h"
 
@@ -18,10 +19,13 @@ namespace pacer {
 
 // UCP active messages between all ranks of an MPI communicator. Endpoints are created from worker
 // addresses exchanged with MPI_Allgatherv. The wire header rides in the active message's header and
-// the payload is sent as an iov (no gathering copy); payloads of at least rndv_threshold go by
-// rendezvous, fetched by the receiver straight into the message's final buffer. A progress thread
-// polls for at most spin_us after the last activity, then blocks on the worker's event fd, so idle
-// ranks leave the cores to busy ones. Throws Error if UCX does not initialize.
+// the payload is sent as it lies (contiguous, or an iov: no gathering copy); payloads of at least
+// rndv_threshold go by rendezvous, fetched by the receiver straight into a pooled buffer.
+//
+// Only the progress thread touches UCX (its worker runs in single-thread mode, without locks):
+// other threads queue their sends and wake it. It polls for at most spin_us after the last
+// activity, then blocks on the worker's event fd, so idle ranks leave the cores to busy ones.
+// Throws Error if UCX does not initialize.
 class UcxTransport : public Transport {
  public:
   // Takes ownership of `comm`.
@@ -31,7 +35,6 @@ class UcxTransport : public Transport {
   std::string name() const override { return "ucx"; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  int local_size() const override { return local_size_; }
   void Start(ReceiveHandler handler) override;
   void SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                  SendCallback on_sent) override;
@@ -52,13 +55,12 @@ class UcxTransport : public Transport {
   void FinishRndvReceive(RndvReceive* rndv, ucs_status_t status);
   void ProgressLoop();
   bool RunDeferredWork();
-  void Wake();
+  bool HasQueuedSends();
   void CloseEndpoints();
 
   MPI_Comm comm_;
   int rank_ = 0;
   int size_ = 0;
-  int local_size_ = 1;
   int spin_us_ = 0;
   double timeout_s_;
   size_t rndv_threshold_;
@@ -71,19 +73,23 @@ class UcxTransport : public Transport {
 
   ReceiveHandler handler_;
   InflightLimiter<SendContext*> limiter_;
+  BufferPool pool_;
   std::thread progress_thread_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> sleeping_{false};  // the progress thread is (about to be) blocked
   bool started_ = false;
   bool stopped_ = false;
 
+  // Sends admitted by other threads, posted by the progress thread.
+  std::mutex queue_mu_;
+  std::vector<SendContext*> queued_sends_;
+
   // Work found inside UCX callbacks, run by the progress loop outside them, so that handlers and
-  // completion callbacks may call Send.
-  std::mutex deferred_mu_;
+  // completion callbacks may call Send. Progress thread only.
   std::vector<Message> received_;
   std::vector<RndvReceive*> rndv_to_start_;
   std::vector<RndvReceive*> rndv_done_;
   std::vector<std::pair<SendContext*, ucs_status_t>> sends_done_;
-  std::vector<SendContext*> sends_to_post_;
 };
 
 }  // namespace pacer

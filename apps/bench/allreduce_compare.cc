@@ -1,0 +1,80 @@
+#include "allreduce_compare.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace pacer {
+namespace bench {
+namespace {
+
+double Seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double SlowestOver(MPI_Comm comm, double seconds) {
+  double slowest = 0;
+  MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return slowest;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void ExpectAll(const std::vector<float>& v, float expected, const char* what) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] != expected) {
+      std::fprintf(stderr, "%s: element %zu is %g, expected %g\n", what, i, v[i], expected);
+      std::exit(1);
+    }
+  }
+}
+
+}  // namespace
+
+AllreduceFigures CompareWithAllreduce(Session& session, KVWorker<float>& kv, MPI_Comm workers,
+                                      size_t bytes, size_t chunk_bytes, int repeats) {
+  const size_t count = bytes / sizeof(float), chunk = chunk_bytes / sizeof(float);
+  const int num_workers = session.num_workers();
+  std::vector<float> grads(count, 1.0f), sums(count);
+
+  std::vector<double> allreduce;
+  for (int r = 0; r <= repeats; ++r) {  // the first run warms up
+    std::fill(sums.begin(), sums.end(), 1.0f);
+    MPI_Barrier(workers);
+    double t0 = Seconds();
+    MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, workers);
+    double t = SlowestOver(workers, Seconds() - t0);
+    if (r > 0) allreduce.push_back(t);
+  }
+  ExpectAll(sums, float(num_workers), "MPI_Allreduce");
+
+  // Keys 1<<40 + i: consecutive keys spread over all servers.
+  std::vector<Key> keys;
+  std::vector<int> lens;
+  for (size_t offset = 0; offset < count; offset += chunk) {
+    keys.push_back((Key{1} << 40) + keys.size());
+    lens.push_back(static_cast<int>(std::min(chunk, count - offset)));
+  }
+  std::vector<double> pacer;
+  for (int r = 0; r <= repeats; ++r) {
+    MPI_Barrier(workers);
+    double t0 = Seconds();
+    kv.Wait(kv.ZPush(keys, grads, lens));
+    session.Barrier(kWorkerGroup);  // every gradient is in before anyone pulls the sum
+    kv.Wait(kv.ZPull(keys, Span<float>(sums.data(), sums.size())));
+    double t = SlowestOver(workers, Seconds() - t0);
+    if (r > 0) pacer.push_back(t);
+    ExpectAll(sums, float(num_workers * (r + 1)), "Pacer push+pull");
+    session.Barrier(kWorkerGroup);  // nobody pushes again before everyone has checked
+  }
+  return {Median(allreduce) * 1e3, Median(pacer) * 1e3};
+}
+
+}  // namespace bench
+}  // namespace pacer

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+
+#include <pacer/kv_worker.h>
+#include <pacer/session.h>
+
+namespace pacer {
+namespace bench {
+
+struct AllreduceFigures {
+  double allreduce_ms;  // MPI_Allreduce of the gradients over the workers (Horovod's CPU path)
+  double pacer_ms;      // Pacer: push the gradients, barrier, pull the sums back
+};
+
+// Times both ways of summing `bytes` of float gradients per worker over the workers (median of
+// `repeats` runs, each the slowest worker's time) and checks both sums exactly. Collective over
+// `workers` (the workers' communicator); the gradients are split into `chunk_bytes` keys that
+// spread over every server.
+AllreduceFigures CompareWithAllreduce(Session& session, KVWorker<float>& kv, MPI_Comm workers,
+                                      size_t bytes, size_t chunk_bytes, int repeats);
+
+}  // namespace bench
+}  // namespace pacer

@@ -1,0 +1,282 @@
+// Push/pull throughput and latency, measured like nccl-tests measure collectives.
+//
+//   mpirun -np 3 build/bin/pacer-kv-bench --servers 1 --sizes=4096,1048576 --window=1,8
+//
+// For every (size, op, window) point each worker keeps `window` operations in flight on keys of
+// its own, one key on every server, `size` bytes per server per operation; about
+// --bytes_per_point bytes move per point (at least --min_ops operations). GB/s is 1e9 bytes per
+// second summed over the workers, over the slowest worker's time. Pulled values are checked
+// exactly; a mismatch ends the run with exit status 1.
+#include <gflags/gflags.h>
+#include <mpi.h>
+#include <pacer/kv_server.h>
+#include <pacer/kv_worker.h>
+#include <pacer/session.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "allreduce_compare.h"
+#include "bench_keys.h"
+
+DEFINE_string(sizes, "4096,65536,1048576,16777216", "bytes per server per operation");
+DEFINE_string(window, "1,8", "operations in flight per worker");
+DEFINE_string(ops, "push,pull,pushpull", "operations to measure");
+DEFINE_string(json, "", "also write the points to this file as a JSON array");
+DEFINE_int64(bytes_per_point, int64_t{256} << 20, "bytes each worker moves per point");
+DEFINE_int32(min_ops, 10, "fewest operations per point");
+DEFINE_int32(warmup_ops, 3, "unmeasured operations before each point");
+DEFINE_bool(allreduce_compare, false,
+            "also time MPI_Allreduce of --allreduce_bytes per worker against Pacer's push + pull");
+DEFINE_int64(allreduce_bytes, int64_t{100} << 20, "gradient bytes per worker to compare");
+DEFINE_int64(allreduce_chunk, int64_t{4} << 20, "bytes per key when Pacer sums the gradients");
+
+namespace pacer {
+namespace bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+enum class Op { kPush, kPull, kPushPull };
+
+struct Point {
+  Op op;
+  std::string op_name;
+  size_t size;
+  int window;
+  double us_per_op;
+  double p50_us;
+  double gbps;
+};
+
+std::vector<std::string> Split(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream ss(list);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+[[noreturn]] void Fail(const std::string& why) {
+  std::fprintf(stderr, "pacer-kv-bench: %s\n", why.c_str());
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::exit(1);
+}
+
+// Checks that every value of `keys` equals `expected` (pulled through a separate request).
+void Check(KVWorker<float>& kv, const std::vector<Key>& keys, size_t values, float expected,
+           const char* what) {
+  std::vector<float> out(values, -1.0f);
+  kv.Wait(kv.ZPull(keys, Span<float>(out.data(), out.size())));
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] != expected) {
+      std::ostringstream s;
+      s << what << ": value " << i << " of keys starting " << keys[0] << " is " << out[i]
+        << ", expected " << expected;
+      Fail(s.str());
+    }
+  }
+}
+
+class Runner {
+ public:
+  Runner(Session& session, MPI_Comm workers) : session_(session), kv_(session), workers_(workers) {}
+
+  Point Run(int index, Op op, const std::string& name, size_t size, int window) {
+    const int servers = session_.num_servers();
+    const size_t values = size / sizeof(float) * servers;
+    BenchKeys keys(session_, index, window);
+    const int me = session_.role_index();
+    std::vector<std::vector<float>> ones(window, std::vector<float>(values, 1.0f));
+    std::vector<std::vector<float>> outs(window, std::vector<float>(values));
+    std::vector<int> pushes(window, 0);
+    std::vector<int> pending(window, -1);
+
+    auto issue = [&](int slot) {
+      const std::vector<Key>& k = keys.of(me, slot);
+      Span<float> out(outs[slot].data(), values);
+      switch (op) {
+        case Op::kPush:
+          ++pushes[slot];
+          return kv_.ZPush(k, ones[slot]);
+        case Op::kPull:
+          return kv_.ZPull(k, out);
+        case Op::kPushPull:
+          ++pushes[slot];
+          return kv_.ZPushPull(k, ones[slot], out);
+      }
+      return -1;
+    };
+    // Every key starts with one push, so pulls have something to return.
+    for (int slot = 0; slot < window; ++slot) {
+      ++pushes[slot];
+      kv_.Wait(kv_.ZPush(keys.of(me, slot), ones[slot]));
+    }
+    const int64_t ops = std::max<int64_t>(FLAGS_min_ops, FLAGS_bytes_per_point /
+                                                             static_cast<int64_t>(size * servers));
+    for (int i = 0; i < FLAGS_warmup_ops * window; ++i) kv_.Wait(issue(i % window));
+
+    std::vector<double> latencies;
+    latencies.reserve(ops);
+    MPI_Barrier(workers_);
+    const auto start = Clock::now();
+    auto last = start;
+    for (int64_t i = 0; i < ops; ++i) {
+      int slot = static_cast<int>(i % window);
+      if (pending[slot] >= 0) kv_.Wait(pending[slot]);
+      if (window == 1) {
+        auto now = Clock::now();
+        if (i > 0) latencies.push_back(std::chrono::duration<double, std::micro>(now - last).count());
+        last = now;
+      }
+      pending[slot] = issue(slot);
+    }
+    for (int slot = 0; slot < window; ++slot) kv_.Wait(pending[slot]);
+    const auto end = Clock::now();
+    if (window == 1) {
+      latencies.push_back(std::chrono::duration<double, std::micro>(end - last).count());
+    }
+    double elapsed = std::chrono::duration<double>(end - start).count(), slowest = 0;
+    MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, workers_);
+
+    for (int slot = 0; slot < window; ++slot) {
+      Check(kv_, keys.of(me, slot), values, float(pushes[slot]), name.c_str());
+      if (op == Op::kPull || op == Op::kPushPull) {
+        // The last pull of the slot saw every push made before it.
+        float expected = float(pushes[slot]);
+        for (float v : outs[slot]) {
+          if (v != expected) Fail(name + ": a pulled value differs from the number of pushes");
+        }
+      }
+    }
+    double p50 = 0;
+    if (!latencies.empty()) {
+      std::nth_element(latencies.begin(), latencies.begin() + latencies.size() / 2,
+                       latencies.end());
+      p50 = latencies[latencies.size() / 2];
+    }
+    double total_bytes = double(ops) * size * servers * session_.num_workers();
+    return {op, name, size, window, slowest / ops * 1e6, p50, total_bytes / slowest / 1e9};
+  }
+
+  // Every worker pushes to the same keys: the pull must return the sum over workers.
+  void CheckSumOverWorkers(int index) {
+    BenchKeys keys(session_, index, 1);
+    std::vector<float> ones(keys.shared().size() * 256, 1.0f);
+    kv_.Wait(kv_.ZPush(keys.shared(), ones));
+    session_.Barrier(kWorkerGroup);
+    Check(kv_, keys.shared(), ones.size(), float(session_.num_workers()), "sum over workers");
+  }
+
+  KVWorker<float>& kv() { return kv_; }
+
+ private:
+  Session& session_;
+  KVWorker<float> kv_;
+  MPI_Comm workers_;
+};
+
+void WriteJson(const std::string& path, const std::vector<Point>& points, const Session& s) {
+  std::ofstream out(path);
+  out << "[\n";
+  for (size_t i = 0; i < points.size(); ++i) {
+    const Point& p = points[i];
+    out << "  {\"op\": \"" << p.op_name << "\", \"size\": " << p.size
+        << ", \"window\": " << p.window << ", \"servers\": " << s.num_servers()
+        << ", \"workers\": " << s.num_workers() << ", \"transport\": \"" << s.transport_name()
+        << "\", \"us_per_op\": " << p.us_per_op << ", \"p50_us\": " << p.p50_us
+        << ", \"gbps\": " << p.gbps << "}" << (i + 1 < points.size() ? ",\n" : "\n");
+  }
+  out << "]\n";
+}
+
+int RunWorker(Session& session, MPI_Comm workers) {
+  const bool printer = session.role_index() == 0;
+  Runner runner(session, workers);
+  std::vector<Point> points;
+  if (printer) {
+    std::printf("# pacer-kv-bench: %d servers, %d workers, transport %s\n",
+                session.num_servers(), session.num_workers(), session.transport_name().c_str());
+    std::printf("#%11s %9s %7s %11s %11s %9s\n", "size", "op", "window", "us/op", "p50 us",
+                "GB/s");
+  }
+  int index = 0;
+  for (const std::string& size_text : Split(FLAGS_sizes)) {
+    size_t size = std::stoull(size_text);
+    if (size == 0 || size % sizeof(float) != 0) Fail("size " + size_text + " is not a multiple of 4");
+    for (const std::string& name : Split(FLAGS_ops)) {
+      Op op = name == "push" ? Op::kPush : name == "pull" ? Op::kPull : Op::kPushPull;
+      if (name != "push" && name != "pull" && name != "pushpull") Fail("unknown op " + name);
+      for (const std::string& w : Split(FLAGS_window)) {
+        Point p = runner.Run(index++, op, name, size, std::stoi(w));
+        points.push_back(p);
+        if (printer) {
+          std::printf("%12zu %9s %7d %11.2f %11.2f %9.3f\n", p.size, p.op_name.c_str(), p.window,
+                      p.us_per_op, p.p50_us, p.gbps);
+          std::fflush(stdout);
+        }
+      }
+    }
+  }
+  runner.CheckSumOverWorkers(index++);
+  if (printer) std::printf("# every pulled value checked: exact\n");
+  if (FLAGS_allreduce_compare) {
+    AllreduceFigures f = CompareWithAllreduce(session, runner.kv(), workers,
+                                              FLAGS_allreduce_bytes, FLAGS_allreduce_chunk, 3);
+    if (printer) {
+      std::printf("# allreduce-compare: %.1f MB per worker over %d workers: MPI_Allreduce %.1f ms,"
+                  " Pacer push+pull %.1f ms, ratio %.2f\n",
+                  FLAGS_allreduce_bytes / 1e6, session.num_workers(), f.allreduce_ms, f.pacer_ms,
+                  f.pacer_ms / f.allreduce_ms);
+    }
+  }
+  if (printer && !FLAGS_json.empty()) WriteJson(FLAGS_json, points, session);
+  return 0;
+}
+
+// gflags names use underscores; accept --allreduce-compare as well as --allreduce_compare.
+void NormalizeFlagNames(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--", 2) != 0) continue;
+    for (char* c = argv[i] + 2; *c != '\0' && *c != '='; ++c) {
+      if (*c == '-') *c = '_';
+    }
+  }
+}
+
+}  // namespace
+}  // namespace bench
+}  // namespace pacer
+
+int main(int argc, char** argv) {
+  pacer::bench::NormalizeFlagNames(argc, argv);
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  pacer::Config config = pacer::Config::ParseCommandLine(&argc, &argv);
+  int status = 0;
+  {
+    pacer::Session session(config);
+    MPI_Comm workers;
+    MPI_Comm_split(MPI_COMM_WORLD, session.is_worker() ? 0 : MPI_UNDEFINED, session.rank(),
+                   &workers);
+    if (session.is_server()) {
+      pacer::KVServer<float> server(session);
+      session.Finalize();
+    } else if (session.is_worker()) {
+      status = pacer::bench::RunWorker(session, workers);
+      MPI_Comm_free(&workers);
+      session.Finalize();
+    } else {
+      session.Finalize();
+    }
+  }
+  MPI_Finalize();
+  return status;
+}
