@@ -11,8 +11,7 @@ namespace bench {
 namespace {
 
 double Seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 double SlowestOver(MPI_Comm comm, double seconds) {

@@ -1,11 +1,10 @@
 #pragma once
 
 #include <mpi.h>
-
-#include <cstddef>
-
 #include <pacer/kv_worker.h>
 #include <pacer/session.h>
+
+#include <cstddef>
 
 namespace pacer {
 namespace bench {

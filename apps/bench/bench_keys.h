@@ -1,8 +1,8 @@
 #pragma once
 
-#include <vector>
-
 #include <pacer/session.h>
+
+#include <vector>
 
 namespace pacer {
 namespace bench {

@@ -51,7 +51,8 @@ struct Point {
   size_t size;
   int window;
   double us_per_op;
-  double p50_us;
+  double p50_us;  // window 1 only: the median and 99th percentile of one operation's time
+  double p99_us;
   double gbps;
 };
 
@@ -83,6 +84,13 @@ void Check(KVWorker<float>& kv, const std::vector<Key>& keys, size_t values, flo
       Fail(s.str());
     }
   }
+}
+
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  size_t i = std::min(v.size() - 1, static_cast<size_t>(q * v.size()));
+  std::nth_element(v.begin(), v.begin() + i, v.end());
+  return v[i];
 }
 
 class Runner {
@@ -119,8 +127,8 @@ class Runner {
       ++pushes[slot];
       kv_.Wait(kv_.ZPush(keys.of(me, slot), ones[slot]));
     }
-    const int64_t ops = std::max<int64_t>(FLAGS_min_ops, FLAGS_bytes_per_point /
-                                                             static_cast<int64_t>(size * servers));
+    const int64_t ops = std::max<int64_t>(
+        FLAGS_min_ops, FLAGS_bytes_per_point / static_cast<int64_t>(size * servers));
     for (int i = 0; i < FLAGS_warmup_ops * window; ++i) kv_.Wait(issue(i % window));
 
     std::vector<double> latencies;
@@ -133,7 +141,8 @@ class Runner {
       if (pending[slot] >= 0) kv_.Wait(pending[slot]);
       if (window == 1) {
         auto now = Clock::now();
-        if (i > 0) latencies.push_back(std::chrono::duration<double, std::micro>(now - last).count());
+        if (i > 0)
+          latencies.push_back(std::chrono::duration<double, std::micro>(now - last).count());
         last = now;
       }
       pending[slot] = issue(slot);
@@ -156,14 +165,15 @@ class Runner {
         }
       }
     }
-    double p50 = 0;
-    if (!latencies.empty()) {
-      std::nth_element(latencies.begin(), latencies.begin() + latencies.size() / 2,
-                       latencies.end());
-      p50 = latencies[latencies.size() / 2];
-    }
     double total_bytes = double(ops) * size * servers * session_.num_workers();
-    return {op, name, size, window, slowest / ops * 1e6, p50, total_bytes / slowest / 1e9};
+    return {op,
+            name,
+            size,
+            window,
+            slowest / ops * 1e6,
+            Percentile(latencies, 0.5),
+            Percentile(latencies, 0.99),
+            total_bytes / slowest / 1e9};
   }
 
   // Every worker pushes to the same keys: the pull must return the sum over workers.
@@ -192,7 +202,8 @@ void WriteJson(const std::string& path, const std::vector<Point>& points, const 
         << ", \"window\": " << p.window << ", \"servers\": " << s.num_servers()
         << ", \"workers\": " << s.num_workers() << ", \"transport\": \"" << s.transport_name()
         << "\", \"us_per_op\": " << p.us_per_op << ", \"p50_us\": " << p.p50_us
-        << ", \"gbps\": " << p.gbps << "}" << (i + 1 < points.size() ? ",\n" : "\n");
+        << ", \"p99_us\": " << p.p99_us << ", \"gbps\": " << p.gbps << "}"
+        << (i + 1 < points.size() ? ",\n" : "\n");
   }
   out << "]\n";
 }
@@ -202,15 +213,16 @@ int RunWorker(Session& session, MPI_Comm workers) {
   Runner runner(session, workers);
   std::vector<Point> points;
   if (printer) {
-    std::printf("# pacer-kv-bench: %d servers, %d workers, transport %s\n",
-                session.num_servers(), session.num_workers(), session.transport_name().c_str());
-    std::printf("#%11s %9s %7s %11s %11s %9s\n", "size", "op", "window", "us/op", "p50 us",
-                "GB/s");
+    std::printf("# pacer-kv-bench: %d servers, %d workers, transport %s\n", session.num_servers(),
+                session.num_workers(), session.transport_name().c_str());
+    std::printf("#%11s %9s %7s %11s %11s %11s %9s\n", "size", "op", "window", "us/op", "p50 us",
+                "p99 us", "GB/s");
   }
   int index = 0;
   for (const std::string& size_text : Split(FLAGS_sizes)) {
     size_t size = std::stoull(size_text);
-    if (size == 0 || size % sizeof(float) != 0) Fail("size " + size_text + " is not a multiple of 4");
+    if (size == 0 || size % sizeof(float) != 0)
+      Fail("size " + size_text + " is not a multiple of 4");
     for (const std::string& name : Split(FLAGS_ops)) {
       Op op = name == "push" ? Op::kPush : name == "pull" ? Op::kPull : Op::kPushPull;
       if (name != "push" && name != "pull" && name != "pushpull") Fail("unknown op " + name);
@@ -218,8 +230,8 @@ int RunWorker(Session& session, MPI_Comm workers) {
         Point p = runner.Run(index++, op, name, size, std::stoi(w));
         points.push_back(p);
         if (printer) {
-          std::printf("%12zu %9s %7d %11.2f %11.2f %9.3f\n", p.size, p.op_name.c_str(), p.window,
-                      p.us_per_op, p.p50_us, p.gbps);
+          std::printf("%12zu %9s %7d %11.2f %11.2f %11.2f %9.3f\n", p.size, p.op_name.c_str(),
+                      p.window, p.us_per_op, p.p50_us, p.p99_us, p.gbps);
           std::fflush(stdout);
         }
       }
@@ -228,13 +240,14 @@ int RunWorker(Session& session, MPI_Comm workers) {
   runner.CheckSumOverWorkers(index++);
   if (printer) std::printf("# every pulled value checked: exact\n");
   if (FLAGS_allreduce_compare) {
-    AllreduceFigures f = CompareWithAllreduce(session, runner.kv(), workers,
-                                              FLAGS_allreduce_bytes, FLAGS_allreduce_chunk, 3);
+    AllreduceFigures f = CompareWithAllreduce(session, runner.kv(), workers, FLAGS_allreduce_bytes,
+                                              FLAGS_allreduce_chunk, 3);
     if (printer) {
-      std::printf("# allreduce-compare: %.1f MB per worker over %d workers: MPI_Allreduce %.1f ms,"
-                  " Pacer push+pull %.1f ms, ratio %.2f\n",
-                  FLAGS_allreduce_bytes / 1e6, session.num_workers(), f.allreduce_ms, f.pacer_ms,
-                  f.pacer_ms / f.allreduce_ms);
+      std::printf(
+          "# allreduce-compare: %.1f MB per worker over %d workers: MPI_Allreduce %.1f ms,"
+          " Pacer push+pull %.1f ms, ratio %.2f\n",
+          FLAGS_allreduce_bytes / 1e6, session.num_workers(), f.allreduce_ms, f.pacer_ms,
+          f.pacer_ms / f.allreduce_ms);
     }
   }
   if (printer && !FLAGS_json.empty()) WriteJson(FLAGS_json, points, session);

@@ -95,8 +95,7 @@ class KVServer {
         if (stored.empty()) {
           stored.assign(v, v + len);
         } else {
-          T* dst = stored.data();
-          for (size_t j = 0; j < len; ++j) dst[j] += v[j];
+          AddInto(stored.data(), v, len);
         }
         v += len;
       }
@@ -124,6 +123,10 @@ class KVServer {
       }
     }
     Response(meta, std::move(res));
+  }
+
+  static void AddInto(T* __restrict dst, const T* __restrict src, size_t n) {
+    for (size_t j = 0; j < n; ++j) dst[j] += src[j];
   }
 
   Handler handler_;

@@ -63,7 +63,7 @@ struct KVClientCore::State {
       : session(s),
         app_id(app),
         value_size(vsize),
-        spin(std::max(0, s.config().spin_us)),
+        spin(std::chrono::microseconds(std::max(0, s.config().spin_us))),
         tracker(s.rank()) {}
 
   void PartDone(int ts, const std::string& error) {
@@ -77,7 +77,7 @@ struct KVClientCore::State {
   SessionCore& session;
   const int app_id;
   const size_t value_size;
-  const std::chrono::microseconds spin;
+  SpinPolicy spin;  // for Wait
   int client_id = -1;
   RequestTracker tracker;
   std::mutex mu;
@@ -293,7 +293,7 @@ void KVClientCore::Wait(int timestamp) {
   auto timeout =
       std::chrono::milliseconds(static_cast<int64_t>(state_->session.config().timeout_s * 1000));
   try {
-    state_->tracker.Wait(timestamp, timeout, /*throw_on_timeout=*/true, state_->spin);
+    state_->tracker.Wait(timestamp, timeout, /*throw_on_timeout=*/true, &state_->spin);
   } catch (const TimeoutError&) {
     std::lock_guard<std::mutex> lock(state_->mu);
     state_->pending.erase(timestamp);  // late responses are dropped, never written
@@ -302,7 +302,7 @@ void KVClientCore::Wait(int timestamp) {
 }
 
 bool KVClientCore::Wait(int timestamp, std::chrono::milliseconds timeout) {
-  return state_->tracker.Wait(timestamp, timeout, /*throw_on_timeout=*/false, state_->spin);
+  return state_->tracker.Wait(timestamp, timeout, /*throw_on_timeout=*/false, &state_->spin);
 }
 
 }  // namespace detail

@@ -42,7 +42,8 @@ void RequestTracker::Finish(int timestamp, const std::string& error) {
 }
 
 bool RequestTracker::Wait(int timestamp, std::chrono::milliseconds timeout, bool throw_on_timeout,
-                          std::chrono::microseconds spin) {
+                          SpinPolicy* spin) {
+  const auto start = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mu_);
   auto it = entries_.find(timestamp);
   if (it == entries_.end()) {
@@ -51,12 +52,12 @@ bool RequestTracker::Wait(int timestamp, std::chrono::milliseconds timeout, bool
       << ": it was never returned by this KVWorker, or was already waited for";
     throw Error(s.str());
   }
-  if (spin.count() > 0 && !it->second.finished) {
+  const std::chrono::microseconds budget = spin ? spin->Budget() : std::chrono::microseconds(0);
+  if (budget.count() > 0 && !it->second.finished) {
     // Only this waiter erases the entry, so it stays put while we poll without the lock.
     const std::atomic<bool>& finished = it->second.finished;
     lock.unlock();
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::min<std::chrono::microseconds>(spin, timeout);
+    const auto deadline = start + std::min<std::chrono::microseconds>(budget, timeout);
     while (!finished.load(std::memory_order_acquire) &&
            std::chrono::steady_clock::now() < deadline) {
       std::this_thread::yield();
@@ -71,6 +72,7 @@ bool RequestTracker::Wait(int timestamp, std::chrono::milliseconds timeout, bool
     entries_.erase(it);
     throw TimeoutError(s.str());
   }
+  if (spin) spin->RecordGap(std::chrono::steady_clock::now() - start);
   std::string error = std::move(it->second.error);
   entries_.erase(it);
   if (!error.empty()) throw Error(error);

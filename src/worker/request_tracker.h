@@ -8,6 +8,8 @@
 #include <mutex>
 #include <string>
 
+#include "ps/spin_policy.h"
+
 namespace pacer {
 
 // Timestamps of a KVWorker's requests and the parts each still waits for (sends to complete,
@@ -29,10 +31,11 @@ class RequestTracker {
 
   // Waits until finished, forgets the request, and throws Error if it failed. With
   // `throw_on_timeout`, a timeout throws TimeoutError and abandons the request (late parts are
-  // dropped); otherwise a timeout returns false and the request stays. Polls for up to `spin`
-  // before blocking (waking a blocked thread costs tens of microseconds). One waiter per request.
+  // dropped); otherwise a timeout returns false and the request stays. With a spin policy, polls
+  // for its budget before blocking (waking a blocked thread costs tens of microseconds), and
+  // records how long the wait took. One waiter per request.
   bool Wait(int timestamp, std::chrono::milliseconds timeout, bool throw_on_timeout,
-            std::chrono::microseconds spin = std::chrono::microseconds(0));
+            SpinPolicy* spin = nullptr);
 
  private:
   struct Entry {

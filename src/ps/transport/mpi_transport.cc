@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "pacer/error.h"
+#include "ps/spin_policy.h"
 
 namespace pacer {
 namespace {
@@ -220,19 +221,28 @@ void MpiTransport::Deliver(PendingReceive& receive) {
 
 void MpiTransport::ProgressLoop() {
   using Clock = std::chrono::steady_clock;
-  auto last_activity = Clock::now();
-  const auto spin = std::chrono::microseconds(spin_us_);
+  SpinPolicy spin(std::chrono::microseconds{spin_us_});
+  bool idle = false;
+  Clock::time_point idle_since;
+  std::chrono::microseconds budget{0};
   auto backoff = std::chrono::microseconds(5);
   while (!stopping_.load(std::memory_order_relaxed)) {
     bool active = ProbeFrames();
     active |= TestReceives();
     active |= TestSends();
+    const auto now = Clock::now();
     if (active) {
-      last_activity = Clock::now();
+      if (idle) spin.RecordGap(now - idle_since);
+      idle = false;
       backoff = std::chrono::microseconds(5);
       continue;
     }
-    if (Clock::now() - last_activity < spin) {
+    if (!idle) {
+      idle = true;
+      idle_since = now;
+      budget = spin.Budget();
+    }
+    if (now - idle_since < budget) {
       std::this_thread::yield();
       continue;
     }

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "pacer/error.h"
+#include "ps/spin_policy.h"
 
 namespace pacer {
 namespace {
@@ -326,17 +327,26 @@ bool UcxTransport::RunDeferredWork() {
 
 void UcxTransport::ProgressLoop() {
   using Clock = std::chrono::steady_clock;
-  auto last_activity = Clock::now();
-  const auto spin = std::chrono::microseconds(spin_us_);
+  SpinPolicy spin(std::chrono::microseconds{spin_us_});
+  bool idle = false;
+  Clock::time_point idle_since;
+  std::chrono::microseconds budget{0};
   while (!stopping_.load(std::memory_order_relaxed)) {
     bool active = ucp_worker_progress(worker_) != 0;
     active |= RunDeferredWork();
+    const auto now = Clock::now();
     if (active) {
-      last_activity = Clock::now();
+      if (idle) spin.RecordGap(now - idle_since);
+      idle = false;
       continue;
     }
-    if (Clock::now() - last_activity < spin) {
-      std::this_thread::yield();  // spin politely: a thread this one waits for may need the core
+    if (!idle) {
+      idle = true;
+      idle_since = now;
+      budget = spin.Budget();
+    }
+    if (now - idle_since < budget) {
+      std::this_thread::yield();  // poll politely: a thread we wait for may need this core
       continue;
     }
     sleeping_.store(true);
@@ -347,7 +357,6 @@ void UcxTransport::ProgressLoop() {
     epoll_event ev;
     epoll_wait(epoll_fd_, &ev, 1, /*timeout_ms=*/100);
     sleeping_.store(false);
-    last_activity = Clock::now();
   }
 }
 

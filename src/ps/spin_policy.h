@@ -1,0 +1,37 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+
+namespace pacer {
+
+// How long a thread that ran out of work should poll before it blocks. Polling pays when the next
+// event comes sooner than a wake-up would take (tens of microseconds on these VMs); when events are
+// further apart, polling only takes a core from the threads that produce them (on a 2-core host,
+// the very threads being waited for). So: poll up to `max_spin`, but only while the recent idle
+// gaps (an exponentially weighted mean) stay within it.
+class SpinPolicy {
+ public:
+  using Micros = std::chrono::duration<double, std::micro>;
+
+  explicit SpinPolicy(std::chrono::microseconds max_spin) : max_spin_(max_spin) {}
+
+  // The polling budget for the idle period starting now.
+  std::chrono::microseconds Budget() const {
+    return mean_gap_us_.load(std::memory_order_relaxed) <= max_spin_.count()
+               ? max_spin_
+               : std::chrono::microseconds(0);
+  }
+  // Records how long the last idle period lasted, polled or blocked. Several threads may record;
+  // a lost update only delays the estimate.
+  void RecordGap(Micros gap) {
+    double mean = mean_gap_us_.load(std::memory_order_relaxed);
+    mean_gap_us_.store(mean * 0.75 + gap.count() * 0.25, std::memory_order_relaxed);
+  }
+
+ private:
+  const std::chrono::microseconds max_spin_;
+  std::atomic<double> mean_gap_us_{0};
+};
+
+}  // namespace pacer
