@@ -1,9 +1,10 @@
 # The two commands a newcomer needs: `make demo` and `make test`. Both install what is missing.
 BUILD ?= build
+MAKEFLAGS += --no-print-directory
 JOBS ?= $(shell nproc)
 MPIRUN := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe
 
-.PHONY: all deps configure build demo test format clean
+.PHONY: all deps configure build demo test bench-kv format clean
 
 all: build
 
@@ -21,6 +22,9 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure --timeout 600
+
+bench-kv: build
+	python3 scripts/bench_kv.py
 
 format:
 	@git ls-files '*.h' '*.cc' '*.cu' | xargs clang-format -i

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake make g++ pkg-config ccache clang-format
+  cmake make g++ pkg-config ccache clang-format python3
   libopenmpi-dev openmpi-bin
   libucx-dev ucx-utils
   libprotobuf-dev protobuf-compiler

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <sstream>
 #include <type_traits>
 #include <unordered_map>
@@ -53,8 +54,10 @@ class KVServer {
   }
 
   void Response(const RequestMeta& meta, KVPairs<T> res = {}) {
-    core_.Respond(meta, Buffer::FromVector(std::move(res.keys)),
-                  Buffer::FromVector(std::move(res.vals)), Buffer::FromVector(std::move(res.lens)));
+    std::vector<Buffer> vals;
+    if (!res.vals.empty()) vals.push_back(Buffer::FromVector(std::move(res.vals)));
+    core_.Respond(meta, Buffer::FromVector(std::move(res.keys)), std::move(vals),
+                  Buffer::FromVector(std::move(res.lens)));
   }
   void ResponseError(const RequestMeta& meta, const std::string& error) {
     core_.RespondError(meta, error);
@@ -74,63 +77,75 @@ class KVServer {
     }
   }
 
-  // Pushes add to the stored values (the first push of a key stores it); pulls return them.
+  using Values = std::shared_ptr<std::vector<T>>;
+
+  // Pushes add to the stored values (the first push of a key stores it); pulls send them without
+  // a copy. A value still referenced by a response in flight is never changed: a push then sums
+  // into a fresh vector (copy-on-write), which costs no more than summing in place.
   void SumAndServe(const RequestMeta& meta, const KVRequest<T>& req) {
-    std::unordered_map<Key, std::vector<T>>& store = stores_[meta.shard];
+    std::unordered_map<Key, Values>& store = stores_[meta.shard];
     const size_t n = req.keys.size();
     if (meta.push) {
       for (size_t i = 0; i < n; ++i) {  // check every key before changing any
         auto it = store.find(req.keys[i]);
-        if (it != store.end() && it->second.size() != req.length(i)) {
+        if (it != store.end() && it->second->size() != req.length(i)) {
           std::ostringstream s;
           s << "key " << req.keys[i] << ": rank " << meta.sender << " pushed " << req.length(i)
-            << " values, but server rank " << core_.rank() << " holds " << it->second.size();
+            << " values, but server rank " << core_.rank() << " holds " << it->second->size();
           throw Error(s.str());
         }
       }
       const T* v = req.vals.data();
       for (size_t i = 0; i < n; ++i) {
         const size_t len = req.length(i);
-        std::vector<T>& stored = store[req.keys[i]];
-        if (stored.empty()) {
-          stored.assign(v, v + len);
+        Values& stored = store[req.keys[i]];
+        if (!stored) {
+          stored = std::make_shared<std::vector<T>>(v, v + len);
+        } else if (stored.use_count() == 1) {
+          Add(stored->data(), stored->data(), v, len);
         } else {
-          AddInto(stored.data(), v, len);
+          auto fresh = std::make_shared<std::vector<T>>(len);
+          Add(fresh->data(), stored->data(), v, len);
+          stored = std::move(fresh);
         }
         v += len;
       }
     }
-    KVPairs<T> res;
-    if (meta.pull) {
-      size_t total = 0;
-      for (size_t i = 0; i < n; ++i) {
-        auto it = store.find(req.keys[i]);
-        if (it == store.end()) {
-          std::ostringstream s;
-          s << "key " << req.keys[i] << " was never pushed (pull from rank " << meta.sender
-            << ", server rank " << core_.rank() << ")";
-          throw Error(s.str());
-        }
-        total += it->second.size();
-      }
-      res.keys.assign(req.keys.begin(), req.keys.end());
-      res.vals.reserve(total);
-      res.lens.reserve(n);
-      for (size_t i = 0; i < n; ++i) {
-        const std::vector<T>& stored = store.find(req.keys[i])->second;
-        res.vals.insert(res.vals.end(), stored.begin(), stored.end());
-        res.lens.push_back(static_cast<int>(stored.size()));
-      }
+    if (!meta.pull) {
+      core_.Respond(meta, Buffer(), {}, Buffer());
+      return;
     }
-    Response(meta, std::move(res));
+    std::vector<Buffer> vals;
+    std::vector<int> lens;
+    for (size_t i = 0; i < n; ++i) {
+      auto it = store.find(req.keys[i]);
+      if (it == store.end()) {
+        std::ostringstream s;
+        s << "key " << req.keys[i] << " was never pushed (pull from rank " << meta.sender
+          << ", server rank " << core_.rank() << ")";
+        throw Error(s.str());
+      }
+      const Values& stored = it->second;
+      vals.emplace_back(stored->data(), stored->size() * sizeof(T), stored);
+      lens.push_back(static_cast<int>(stored->size()));
+    }
+    core_.Respond(meta, req.data.keys, std::move(vals), Buffer::FromVector(std::move(lens)));
   }
 
-  static void AddInto(T* __restrict dst, const T* __restrict src, size_t n) {
+  // dst = a + b; dst may be a (in place), never b.
+  static void Add(T* dst, const T* a, const T* __restrict b, size_t n) {
+    if (dst == a) {
+      AddInPlace(dst, b, n);
+    } else {
+      for (size_t j = 0; j < n; ++j) dst[j] = a[j] + b[j];
+    }
+  }
+  static void AddInPlace(T* __restrict dst, const T* __restrict src, size_t n) {
     for (size_t j = 0; j < n; ++j) dst[j] += src[j];
   }
 
   Handler handler_;
-  std::vector<std::unordered_map<Key, std::vector<T>>> stores_;  // one per shard
+  std::vector<std::unordered_map<Key, Values>> stores_;  // one per shard
   detail::KVServerCore core_;
 };
 

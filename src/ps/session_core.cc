@@ -118,7 +118,8 @@ SessionCore::SessionCore(const Config& config, std::unique_ptr<Transport> transp
     throw Error(s.str());
   }
   role_ = RoleOf(transport_->rank());
-  transport_->Start([this](Message&& msg) { Dispatch(std::move(msg)); });
+  transport_->Start([this](Message&& msg) { Dispatch(std::move(msg)); },
+                    [this](const DecodedHeader& header) { return PlacePayload(header); });
 }
 
 SessionCore::~SessionCore() {
@@ -172,16 +173,25 @@ void SessionCore::DetachServer(int app_id) {
   detached_servers_[app_id] = true;
 }
 
-int SessionCore::AttachClient(Sink sink) {
+int SessionCore::AttachClient(Sink sink, Placer placer) {
   std::lock_guard<std::mutex> lock(sinks_mu_);
   int id = next_client_id_++;
   clients_[id] = std::move(sink);
+  if (placer) placers_[id] = std::move(placer);
   return id;
 }
 
 void SessionCore::DetachClient(int client_id) {
   std::lock_guard<std::mutex> lock(sinks_mu_);
   clients_.erase(client_id);
+  placers_.erase(client_id);
+}
+
+uint8_t* SessionCore::PlacePayload(const DecodedHeader& header) {
+  if (!header.meta.is_response()) return nullptr;
+  std::lock_guard<std::mutex> lock(sinks_mu_);
+  auto it = placers_.find(header.meta.client_id());
+  return it == placers_.end() ? nullptr : it->second(header);
 }
 
 void SessionCore::SendOrLog(int dst, const Message& msg) {

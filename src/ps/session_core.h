@@ -24,6 +24,7 @@ namespace pacer {
 class SessionCore {
  public:
   using Sink = std::function<void(Message&&)>;
+  using Placer = Transport::PayloadPlacer;
 
   // Joins a job over MPI: initializes MPI when needed and picks the transport.
   static std::unique_ptr<SessionCore> CreateWithMpi(const Config& config);
@@ -48,8 +49,9 @@ class SessionCore {
   // The sink receives every request for `app_id`, starting with those that arrived before.
   void AttachServer(int app_id, Sink sink);
   void DetachServer(int app_id);
-  // Returns the client id that responses carry back to `sink`.
-  int AttachClient(Sink sink);
+  // Returns the client id that responses carry back to `sink`; `placer`, if set, may choose where
+  // the values of a large response land.
+  int AttachClient(Sink sink, Placer placer = nullptr);
   void DetachClient(int client_id);
 
   // Replies to `request` with an error naming this rank; logs it too.
@@ -61,6 +63,7 @@ class SessionCore {
 
  private:
   void Dispatch(Message&& msg);
+  uint8_t* PlacePayload(const DecodedHeader& header);
   void HandleBarrierRequest(const Message& msg);
   int GroupSize(int group) const;
   void SendOrLog(int dst, const Message& msg);
@@ -80,6 +83,7 @@ class SessionCore {
   std::map<int, std::vector<Message>> early_requests_;
   std::map<int, bool> detached_servers_;
   std::map<int, Sink> clients_;
+  std::map<int, Placer> placers_;
   int next_client_id_ = 0;
 
   // Barriers: on every node, how many barriers of each group were entered and released; on the

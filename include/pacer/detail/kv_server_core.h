@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "pacer/buffer.h"
 #include "pacer/session.h"
@@ -51,8 +53,10 @@ class KVServerCore {
   void Start();
   int num_shards() const;
   int rank() const;
-  // Answers one part of a request (exactly once per handler call).
-  void Respond(const RequestMeta& meta, Buffer keys, Buffer values, Buffer lens);
+  // Answers one part of a request (exactly once per handler call). `values` is a gather list
+  // (for instance one buffer per key, straight from the store): it is sent without copying, so
+  // its buffers must not change until their owners are released.
+  void Respond(const RequestMeta& meta, Buffer keys, std::vector<Buffer> values, Buffer lens);
   void RespondError(const RequestMeta& meta, const std::string& error);
 
   class Impl;

@@ -250,7 +250,8 @@ void KVServerCore::Start() { impl_->Start(); }
 int KVServerCore::num_shards() const { return impl_->num_shards(); }
 int KVServerCore::rank() const { return impl_->session().rank(); }
 
-void KVServerCore::Respond(const RequestMeta& meta, Buffer keys, Buffer values, Buffer lens) {
+void KVServerCore::Respond(const RequestMeta& meta, Buffer keys, std::vector<Buffer> values,
+                           Buffer lens) {
   meta.response->AddPart(meta.shard, std::move(keys), std::move(values), std::move(lens), "");
 }
 

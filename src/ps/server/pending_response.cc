@@ -13,7 +13,13 @@ PendingResponse::PendingResponse(const proto::Meta& request, SessionCore& sessio
                                  size_t value_size, int parts)
     : request_(request), session_(session), value_size_(value_size), remaining_(parts) {}
 
-void PendingResponse::AddPart(int shard, Buffer keys, Buffer values, Buffer lens,
+size_t PendingResponse::Part::value_bytes() const {
+  size_t total = 0;
+  for (const Buffer& b : values) total += b.size();
+  return total;
+}
+
+void PendingResponse::AddPart(int shard, Buffer keys, std::vector<Buffer> values, Buffer lens,
                               const std::string& error) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -50,7 +56,7 @@ void PendingResponse::Send() {
   if (parts_.size() == 1) {
     reply.keys = parts_[0].keys;
     reply.lens = parts_[0].lens;
-    if (!parts_[0].values.empty()) reply.vals.push_back(parts_[0].values);
+    reply.vals = std::move(parts_[0].values);
   } else {
     // Keys of all parts back to back, with explicit lengths since parts may differ in them.
     std::vector<uint64_t> keys;
@@ -61,9 +67,9 @@ void PendingResponse::Send() {
       if (!p.lens.empty()) {
         lens.insert(lens.end(), p.lens.as<int32_t>(), p.lens.as<int32_t>() + n);
       } else if (n > 0) {
-        lens.insert(lens.end(), n, static_cast<int32_t>(p.values.size() / value_size_ / n));
+        lens.insert(lens.end(), n, static_cast<int32_t>(p.value_bytes() / value_size_ / n));
       }
-      if (!p.values.empty()) reply.vals.push_back(p.values);
+      reply.vals.insert(reply.vals.end(), p.values.begin(), p.values.end());
     }
     reply.keys = Buffer::FromVector(std::move(keys));
     if (reply.vals_bytes() > 0) reply.lens = Buffer::FromVector(std::move(lens));

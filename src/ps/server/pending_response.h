@@ -20,12 +20,16 @@ class PendingResponse {
   PendingResponse(const proto::Meta& request, SessionCore& session, size_t value_size, int parts);
 
   // Records the part handled by `shard`; a second answer for the same shard is logged and ignored.
-  void AddPart(int shard, Buffer keys, Buffer values, Buffer lens, const std::string& error);
+  void AddPart(int shard, Buffer keys, std::vector<Buffer> values, Buffer lens,
+               const std::string& error);
 
  private:
   struct Part {
     int shard;
-    Buffer keys, values, lens;
+    Buffer keys;
+    std::vector<Buffer> values;
+    Buffer lens;
+    size_t value_bytes() const;
   };
   void Send();
 

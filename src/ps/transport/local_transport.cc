@@ -18,7 +18,7 @@ LocalTransport::LocalTransport(std::shared_ptr<Fabric> fabric, int rank)
 
 LocalTransport::~LocalTransport() { Close(); }
 
-void LocalTransport::Start(ReceiveHandler handler) {
+void LocalTransport::Start(ReceiveHandler handler, PayloadPlacer /*placer: payloads are copied*/) {
   handler_ = std::move(handler);
   delivery_thread_ = std::thread([this] { DeliveryLoop(); });
 }

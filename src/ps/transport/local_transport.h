@@ -46,7 +46,7 @@ class LocalTransport : public Transport {
   std::string name() const override { return "local"; }
   int rank() const override { return rank_; }
   int size() const override { return fabric_->size(); }
-  void Start(ReceiveHandler handler) override;
+  void Start(ReceiveHandler handler, PayloadPlacer placer) override;
   void SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                  SendCallback on_sent) override;
   void Stop() override;

@@ -30,7 +30,7 @@ class MpiTransport : public Transport {
   std::string name() const override { return "mpi"; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  void Start(ReceiveHandler handler) override;
+  void Start(ReceiveHandler handler, PayloadPlacer placer) override;
   void SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                  SendCallback on_sent) override;
   void Stop() override;
@@ -53,6 +53,7 @@ class MpiTransport : public Transport {
   double timeout_s_;
 
   ReceiveHandler handler_;
+  PayloadPlacer placer_;
   InflightLimiter<SendContext*> limiter_;
   BufferPool pool_;
   std::thread progress_thread_;

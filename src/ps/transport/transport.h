@@ -14,6 +14,10 @@ namespace pacer {
 class Transport {
  public:
   using ReceiveHandler = std::function<void(Message&&)>;
+  // Where a large incoming payload should land, decided from its header before it is fetched:
+  // exactly payload_bytes() writable bytes that stay valid until the message is handled (a
+  // pull's destination, so the data is not copied twice), or nullptr for a pooled buffer.
+  using PayloadPlacer = std::function<uint8_t*(const DecodedHeader&)>;
   // Runs when the send completed (on the progress thread, or inside Send when it completes at
   // once); `error` is empty on success. It must not block.
   using SendCallback = std::function<void(const std::string& error)>;
@@ -24,9 +28,9 @@ class Transport {
   virtual int rank() const = 0;
   virtual int size() const = 0;
 
-  // Installs the handler and starts receiving. Called once, before any Send; no message is
-  // received before the handler is in place.
-  virtual void Start(ReceiveHandler handler) = 0;
+  // Installs the handler (and optionally a placer) and starts receiving. Called once, before any
+  // Send; no message is received before the handler is in place. Both run on the progress thread.
+  virtual void Start(ReceiveHandler handler, PayloadPlacer placer) = 0;
   // Sends asynchronously. The message's buffers stay referenced until the send completed; a
   // buffer without an owner must stay valid until `on_sent` runs. Throws Error for a bad rank.
   void Send(int dst, const Message& msg, SendCallback on_sent) {

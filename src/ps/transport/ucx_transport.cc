@@ -92,8 +92,9 @@ UcxTransport::~UcxTransport() {
   if (!finalized) MPI_Comm_free(&comm_);
 }
 
-void UcxTransport::Start(ReceiveHandler handler) {
+void UcxTransport::Start(ReceiveHandler handler, PayloadPlacer placer) {
   handler_ = std::move(handler);
+  placer_ = std::move(placer);
   ucp_am_handler_param_t am{};
   am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
                   UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
@@ -257,8 +258,12 @@ ucs_status_t UcxTransport::OnActiveMessage(void* arg, const void* header, size_t
 }
 
 void UcxTransport::StartRndvReceive(RndvReceive* rndv) {
-  uint8_t* out = nullptr;
-  rndv->payload = pool_.Allocate(rndv->length, &out);
+  uint8_t* out = placer_ ? placer_(rndv->header) : nullptr;
+  if (out != nullptr) {
+    rndv->payload = Buffer(out, rndv->length);
+  } else {
+    rndv->payload = pool_.Allocate(rndv->length, &out);
+  }
   ucp_request_param_t param{};
   param.op_attr_mask =
       UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE;

@@ -35,7 +35,7 @@ class UcxTransport : public Transport {
   std::string name() const override { return "ucx"; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  void Start(ReceiveHandler handler) override;
+  void Start(ReceiveHandler handler, PayloadPlacer placer) override;
   void SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                  SendCallback on_sent) override;
   void Stop() override;
@@ -72,6 +72,7 @@ class UcxTransport : public Transport {
   int epoll_fd_ = -1;
 
   ReceiveHandler handler_;
+  PayloadPlacer placer_;
   InflightLimiter<SendContext*> limiter_;
   BufferPool pool_;
   std::thread progress_thread_;

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""make bench-kv: Pacer's push/pull figures against raw UCX (and MPI_Allreduce), measured in one run.
+
+Absolute figures move +-20% from run to run on these machines; the ratios of figures taken in the
+same run are what this script judges. It runs ucx_perftest between two local processes (shared
+memory, then TCP over loopback), pacer-kv-bench in the configurations of the targets, and prints one
+row per target with our figure, the reference, the ratio and whether the target is met. Exits 1 if
+any target is missed.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BUILD = os.environ.get("BUILD", "build")
+BENCH = os.path.join(BUILD, "bin", "pacer-kv-bench")
+MPIRUN = ["mpirun", "--oversubscribe"]
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMP_NUM_THREADS="1")
+TCP = {"UCX_TLS": "tcp", "UCX_NET_DEVICES": "lo"}
+MIB = 1 << 20
+PSLITE_2S2W_GBPS = 3.1  # dmlc/ps-lite over ZMQ, 2 servers + 2 workers, 1 MB push (issue 3)
+
+
+def perftest(test, size, extra_env=None, iters=2000, port=13400):
+    """Runs ucx_perftest server and client; returns (one-way latency us, bandwidth GB/s)."""
+    env = dict(ENV, **(extra_env or {}))
+    server = subprocess.Popen(["ucx_perftest", "-p", str(port)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(50):  # the server needs a moment to listen
+            out = subprocess.run(["ucx_perftest", "127.0.0.1", "-p", str(port), "-t", test, "-s",
+                                  str(size), "-n", str(iters)], env=env, capture_output=True,
+                                 text=True, timeout=120)
+            final = [l for l in out.stdout.splitlines() if l.startswith("Final:")]
+            if final:
+                cols = final[0].split()
+                # Final: iterations, typical/avg/overall latency (us), avg/overall bandwidth
+                # (MB/s, MB = 2^20), message rates.
+                return float(cols[2]), float(cols[6]) * MIB / 1e9
+            subprocess.run(["sleep", "0.1"])
+        raise RuntimeError(f"ucx_perftest {test} {size}: no result\n{out.stdout}\n{out.stderr}")
+    finally:
+        server.wait(timeout=60)
+
+
+def pacer(ranks, servers, args, extra_env=None):
+    """Runs pacer-kv-bench; returns (points, stdout)."""
+    env = dict(ENV, **(extra_env or {}))
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        cmd = MPIRUN + ["-np", str(ranks), BENCH, "--servers", str(servers), "--json", f.name] + args
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
+        if out.returncode != 0:
+            sys.exit(f"{' '.join(cmd)} failed:\n{out.stdout}\n{out.stderr}")
+        return json.load(open(f.name)), out.stdout
+
+
+def find(points, op, size, window):
+    return next(p for p in points if p["op"] == op and p["size"] == size and p["window"] == window)
+
+
+def main():
+    sizes = [4096, 65536, MIB, 16 * MIB]
+    print("# raw UCX (ucx_perftest, two local processes)")
+    raw_bw = {s: perftest("tag_bw", s, iters=max(100, min(20000, (1 << 30) // s)))[1] for s in sizes}
+    raw_lat, _ = perftest("tag_lat", 4096, iters=20000)
+    _, raw_tcp = perftest("tag_bw", MIB, extra_env=TCP, iters=1000)
+    for s in sizes:
+        print(f"#   tag_bw {s:>9} B: {raw_bw[s]:6.2f} GB/s")
+    print(f"#   tag_lat 4096 B: {raw_lat:.2f} us one way; tag_bw over TCP, 1 MiB: {raw_tcp:.2f} GB/s")
+
+    print("# pacer-kv-bench, 1 server + 1 worker, shared memory")
+    points, text = pacer(3, 1, ["--sizes=" + ",".join(map(str, sizes)), "--window=1,8",
+                                "--ops=push,pull,pushpull"])
+    print(text, end="")
+    print("# pacer-kv-bench, 2 servers + 2 workers")
+    two, text = pacer(5, 2, ["--sizes=1048576", "--window=8", "--ops=push"])
+    print(text, end="")
+    print("# pacer-kv-bench over TCP (UCX_TLS=tcp)")
+    tcp, text = pacer(3, 1, ["--sizes=1048576", "--window=8", "--ops=push"], TCP)
+    print(text, end="")
+    print("# allreduce comparison, 2 servers + 4 workers, 100 MB per worker")
+    _, text = pacer(7, 2, ["--sizes=4096", "--window=1", "--ops=push", "--allreduce-compare"])
+    print(text, end="")
+    line = next(l for l in text.splitlines() if "allreduce-compare" in l)
+    allreduce_ms = float(line.split("MPI_Allreduce")[1].split("ms")[0])
+    pacer_ms = float(line.split("push+pull")[1].split("ms")[0])
+
+    rows = []  # (figure, ours, reference, ratio, target text, met)
+    for op in ("push", "pull"):
+        for s in (MIB, 16 * MIB):
+            ours = find(points, op, s, 8)["gbps"]
+            rows.append((f"{op} {s // MIB} MiB window 8 (GB/s)", ours, raw_bw[s], ours / raw_bw[s],
+                         ">= 0.8 x raw tag_bw", ours >= 0.8 * raw_bw[s]))
+    rtt = find(points, "push", 4096, 1)["p50_us"]
+    rows.append(("4 KiB push round trip, median (us)", rtt, raw_lat, rtt / raw_lat, "<= 10 us",
+                 rtt <= 10))
+    ours = find(two, "push", MIB, 8)["gbps"]
+    rows.append(("2s+2w 1 MiB push, summed (GB/s)", ours, PSLITE_2S2W_GBPS,
+                 ours / PSLITE_2S2W_GBPS, ">= 3 x ps-lite", ours >= 3 * PSLITE_2S2W_GBPS))
+    ours = find(tcp, "push", MIB, 8)["gbps"]
+    rows.append(("TCP 1 MiB push (GB/s)", ours, raw_tcp, ours / raw_tcp, ">= 0.8 x raw tcp",
+                 ours >= 0.8 * raw_tcp))
+    rows.append(("100 MB push+pull, 4w+2s (ms)", pacer_ms, allreduce_ms, pacer_ms / allreduce_ms,
+                 "<= 1.0 x MPI_Allreduce", pacer_ms <= allreduce_ms))
+
+    print("\n# targets (ratios from this run)")
+    print(f"# {'figure':<38} {'pacer':>9} {'reference':>10} {'ratio':>7}  {'target':<24} verdict")
+    for figure, ours, ref, ratio, target, met in rows:
+        print(f"  {figure:<38} {ours:>9.2f} {ref:>10.2f} {ratio:>7.2f}  {target:<24} "
+              f"{'met' if met else 'MISSED'}")
+    missed = sum(not r[-1] for r in rows)
+    print(f"# {len(rows) - missed} of {len(rows)} targets met")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
