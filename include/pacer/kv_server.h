@@ -1,7 +1,7 @@
 #pragma once
 
+#include <algorithm>
 #include <functional>
-#include <memory>
 #include <sstream>
 #include <type_traits>
 #include <unordered_map>
@@ -77,7 +77,22 @@ class KVServer {
     }
   }
 
-  using Values = std::shared_ptr<std::vector<T>>;
+  // A stored value: a recycled buffer shared with the responses that send it.
+  struct Values {
+    Buffer buffer;
+    T* data = nullptr;
+    size_t size = 0;
+    bool shared() const { return buffer.owner().use_count() > 1; }
+  };
+
+  Values NewValues(size_t size) {
+    uint8_t* out = nullptr;
+    Values v;
+    v.buffer = core_.Allocate(size * sizeof(T), &out);
+    v.data = reinterpret_cast<T*>(out);
+    v.size = size;
+    return v;
+  }
 
   // Pushes add to the stored values (the first push of a key stores it); pulls send them without
   // a copy. A value still referenced by a response in flight is never changed: a push then sums
@@ -88,24 +103,26 @@ class KVServer {
     if (meta.push) {
       for (size_t i = 0; i < n; ++i) {  // check every key before changing any
         auto it = store.find(req.keys[i]);
-        if (it != store.end() && it->second->size() != req.length(i)) {
+        if (it != store.end() && it->second.size != req.length(i)) {
           std::ostringstream s;
           s << "key " << req.keys[i] << ": rank " << meta.sender << " pushed " << req.length(i)
-            << " values, but server rank " << core_.rank() << " holds " << it->second->size();
+            << " values, but server rank " << core_.rank() << " holds " << it->second.size;
           throw Error(s.str());
         }
       }
       const T* v = req.vals.data();
       for (size_t i = 0; i < n; ++i) {
         const size_t len = req.length(i);
-        Values& stored = store[req.keys[i]];
-        if (!stored) {
-          stored = std::make_shared<std::vector<T>>(v, v + len);
-        } else if (stored.use_count() == 1) {
-          Add(stored->data(), stored->data(), v, len);
+        auto [it, inserted] = store.try_emplace(req.keys[i]);
+        Values& stored = it->second;
+        if (inserted) {
+          stored = NewValues(len);
+          std::copy_n(v, len, stored.data);
+        } else if (!stored.shared()) {
+          Add(stored.data, stored.data, v, len);
         } else {
-          auto fresh = std::make_shared<std::vector<T>>(len);
-          Add(fresh->data(), stored->data(), v, len);
+          Values fresh = NewValues(len);
+          Add(fresh.data, stored.data, v, len);
           stored = std::move(fresh);
         }
         v += len;
@@ -125,9 +142,8 @@ class KVServer {
           << ", server rank " << core_.rank() << ")";
         throw Error(s.str());
       }
-      const Values& stored = it->second;
-      vals.emplace_back(stored->data(), stored->size() * sizeof(T), stored);
-      lens.push_back(static_cast<int>(stored->size()));
+      vals.push_back(it->second.buffer);
+      lens.push_back(static_cast<int>(it->second.size));
     }
     core_.Respond(meta, req.data.keys, std::move(vals), Buffer::FromVector(std::move(lens)));
   }

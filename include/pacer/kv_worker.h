@@ -82,8 +82,8 @@ class KVWorker {
 
  private:
   template <typename U>
-  static Buffer Copy(const std::vector<U>& v) {
-    return Buffer::Copy(v.data(), v.size() * sizeof(U));
+  Buffer Copy(const std::vector<U>& v) {
+    return core_.Copy(v.data(), v.size() * sizeof(U));
   }
   template <typename U>
   static Buffer View(Span<U> s) {

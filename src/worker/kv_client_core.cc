@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "pacer/error.h"
+#include "ps/buffer_pool.h"
 #include "ps/request_validation.h"
 #include "ps/session_core.h"
 #include "worker/request_tracker.h"
@@ -83,6 +84,7 @@ struct KVClientCore::State {
   SpinPolicy spin;  // for Wait
   int client_id = -1;
   RequestTracker tracker;
+  BufferPool pool;
   std::mutex mu;
   std::map<int, std::shared_ptr<Pending>> pending;
 };
@@ -320,6 +322,13 @@ int KVClientCore::Submit(Request request) {
     s.session.transport().Send(SessionCore::ServerRank(server), msg, std::move(on_sent));
   }
   return ts;
+}
+
+Buffer KVClientCore::Copy(const void* data, size_t bytes) {
+  uint8_t* out = nullptr;
+  Buffer copy = state_->pool.Allocate(bytes, &out);
+  if (bytes > 0) std::memcpy(out, data, bytes);
+  return copy;
 }
 
 void KVClientCore::Wait(int timestamp) {

@@ -43,6 +43,9 @@ class KVClientCore {
 
   // Validates and sends; returns the request's timestamp. Throws Error on bad input.
   int Submit(Request request);
+  // A copy of `bytes` bytes in a recycled buffer (Push copies the caller's vectors: large fresh
+  // allocations would cost a page fault per 4 KiB every time).
+  Buffer Copy(const void* data, size_t bytes);
   // Throws Error if the request failed or `timestamp` is unknown, TimeoutError after timeout_s.
   void Wait(int timestamp);
   // Returns false if the request has not finished within `timeout`.

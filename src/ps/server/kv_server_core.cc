@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "pacer/error.h"
+#include "ps/buffer_pool.h"
 #include "ps/request_validation.h"
 #include "ps/server/pending_response.h"
 #include "ps/session_core.h"
@@ -65,6 +66,7 @@ class KVServerCore::Impl {
 
   int num_shards() const { return static_cast<int>(shards_.size()); }
   SessionCore& session() { return session_; }
+  BufferPool& pool() { return pool_; }
 
  private:
   struct Task {
@@ -175,7 +177,7 @@ class KVServerCore::Impl {
   }
 
   Buffer GatherValues(const Buffer& values, const int32_t* lens, size_t uniform,
-                      const std::vector<size_t>& part) const {
+                      const std::vector<size_t>& part) {
     std::vector<size_t> offsets;
     if (lens != nullptr) {
       // Offsets of every key up to the last one in the part.
@@ -191,7 +193,7 @@ class KVServerCore::Impl {
     size_t total = 0;
     for (size_t i : part) total += size(i);
     uint8_t* out = nullptr;
-    Buffer gathered = Buffer::Allocate(total, &out);
+    Buffer gathered = pool_.Allocate(total, &out);
     for (size_t i : part) {
       std::copy_n(values.data() + begin(i), size(i), out);
       out += size(i);
@@ -222,6 +224,7 @@ class KVServerCore::Impl {
   const size_t value_size_;
   Handler handler_;
   std::vector<std::unique_ptr<Shard>> shards_;
+  BufferPool pool_;  // for stored values and the values of requests split over shards
   bool started_ = false;
 };
 
@@ -249,6 +252,9 @@ KVServerCore::~KVServerCore() = default;
 void KVServerCore::Start() { impl_->Start(); }
 int KVServerCore::num_shards() const { return impl_->num_shards(); }
 int KVServerCore::rank() const { return impl_->session().rank(); }
+Buffer KVServerCore::Allocate(size_t bytes, uint8_t** writable) {
+  return impl_->pool().Allocate(bytes, writable);
+}
 
 void KVServerCore::Respond(const RequestMeta& meta, Buffer keys, std::vector<Buffer> values,
                            Buffer lens) {

@@ -153,9 +153,20 @@ void UcxTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<B
   ctx->header = std::move(header);
   ctx->fragments = std::move(payload);
   ctx->bytes = 0;
+  for (const Buffer& f : ctx->fragments) ctx->bytes += static_cast<int64_t>(f.size());
+  if (ctx->fragments.size() > 1 && static_cast<size_t>(ctx->bytes) >= rndv_threshold_) {
+    // UCX 1.13 has no zero-copy rendezvous for iov data: it would pack it into many small
+    // fragments. One copy into a contiguous buffer here is much cheaper.
+    uint8_t* out = nullptr;
+    Buffer joined = pool_.Allocate(static_cast<size_t>(ctx->bytes), &out);
+    for (const Buffer& f : ctx->fragments) {
+      if (f.size() > 0) std::memcpy(out, f.data(), f.size());
+      out += f.size();
+    }
+    ctx->fragments = {joined};
+  }
   for (const Buffer& f : ctx->fragments) {
     ctx->iov.push_back(ucp_dt_iov_t{const_cast<uint8_t*>(f.data()), f.size()});
-    ctx->bytes += static_cast<int64_t>(f.size());
   }
   ctx->on_sent = std::move(on_sent);
   if (!limiter_.Admit(dst, ctx->bytes, ctx)) return;  // posted later, when completions make room
