@@ -1,7 +1,8 @@
 #include "ps/message.h"
 
 #include <cstring>
-#include <sstream>
+
+#include "ps/str_cat.h"
 
 namespace pacer {
 namespace {
@@ -81,78 +82,87 @@ std::vector<Buffer> PayloadFragments(const Message& msg) {
   return out;
 }
 
+namespace {
+
+bool Reject(std::string* error, std::string why) {
+  *error = std::move(why);
+  return false;
+}
+
+// What is wrong with a parsed header, or "" if nothing is.
+std::string MetaProblem(const WireHeader& w, const proto::Meta& m, int world_size) {
+  if (m.sender() < 0 || m.sender() >= world_size) {
+    return StrCat("sender rank outside [0, ", world_size, ")");
+  }
+  if (!proto::Command_IsValid(m.command()) || m.command() == proto::COMMAND_UNSPECIFIED) {
+    return StrCat("unknown command ", static_cast<int>(m.command()));
+  }
+  if (w.keys_bytes % sizeof(uint64_t) != 0) {
+    return StrCat("keys segment of ", w.keys_bytes, " bytes is not a whole number of 8-byte keys");
+  }
+  if (w.lens_bytes % sizeof(int32_t) != 0) {
+    return StrCat("lens segment of ", w.lens_bytes, " bytes is not a whole number of int32");
+  }
+  if (w.lens_bytes != 0 && w.lens_bytes / 4 != w.keys_bytes / 8) {
+    return StrCat(w.lens_bytes / 4, " lengths for ", w.keys_bytes / 8, " keys");
+  }
+  if (w.vals_bytes > 0 && m.value_size() <= 0) {
+    return StrCat(w.vals_bytes, " bytes of values with value size ", m.value_size());
+  }
+  if (w.vals_bytes > 0 && w.vals_bytes % m.value_size() != 0) {
+    return StrCat(w.vals_bytes, " bytes of values is not a multiple of value size ",
+                  m.value_size());
+  }
+  if (w.vals_bytes > 0 && w.keys_bytes == 0) {
+    return StrCat(w.vals_bytes, " bytes of values without keys");
+  }
+  if (w.keys_bytes > (uint64_t{1} << 40) || w.vals_bytes > (uint64_t{1} << 40)) {
+    return StrCat("implausible segment sizes (keys ", w.keys_bytes, ", values ", w.vals_bytes,
+                  " bytes)");
+  }
+  return "";
+}
+
+}  // namespace
+
 bool DecodeHeader(const void* data, size_t size, int world_size, DecodedHeader* out,
                   std::string* error) {
-  std::ostringstream why;
   if (size < sizeof(WireHeader)) {
-    why << "truncated header: " << size << " bytes, need at least " << sizeof(WireHeader);
-    *error = why.str();
-    return false;
+    return Reject(error,
+                  StrCat("truncated header: ", size, " bytes, need at least ", sizeof(WireHeader)));
   }
   std::memcpy(&out->wire, data, sizeof(WireHeader));
   const WireHeader& w = out->wire;
-  if (w.magic != WireHeader::kMagic) {
-    why << "bad magic 0x" << std::hex << w.magic;
-    *error = why.str();
-    return false;
-  }
+  if (w.magic != WireHeader::kMagic)
+    return Reject(error, StrCat("bad magic 0x", std::hex, w.magic));
   const bool index_in_header = w.flags & WireHeader::kIndexInHeader;
   const uint64_t index_bytes = index_in_header ? w.keys_bytes + w.lens_bytes : 0;
   if (w.flags & ~WireHeader::kIndexInHeader ||
       (index_in_header && index_bytes > kMaxIndexInHeader) ||
       size != sizeof(WireHeader) + w.meta_bytes + index_bytes) {
-    why << "header of " << size << " bytes declares " << w.meta_bytes << " bytes of meta and "
-        << index_bytes << " bytes of keys and lengths (flags " << w.flags << ")";
-    *error = why.str();
-    return false;
+    return Reject(
+        error, StrCat("header of ", size, " bytes declares ", w.meta_bytes, " bytes of meta and ",
+                      index_bytes, " bytes of keys and lengths (flags ", w.flags, ")"));
   }
-  if (!out->meta.ParseFromArray(static_cast<const uint8_t*>(data) + sizeof(WireHeader),
-                                static_cast<int>(w.meta_bytes))) {
-    why << "unparsable meta (" << w.meta_bytes << " bytes)";
-    *error = why.str();
-    return false;
+  const uint8_t* meta = static_cast<const uint8_t*>(data) + sizeof(WireHeader);
+  if (!out->meta.ParseFromArray(meta, static_cast<int>(w.meta_bytes))) {
+    return Reject(error, StrCat("unparsable meta (", w.meta_bytes, " bytes)"));
   }
-  const proto::Meta& m = out->meta;
-  why << "message from rank " << m.sender() << " (" << Describe(m) << "): ";
-  if (m.sender() < 0 || m.sender() >= world_size) {
-    why << "sender rank outside [0, " << world_size << ")";
-  } else if (!proto::Command_IsValid(m.command()) || m.command() == proto::COMMAND_UNSPECIFIED) {
-    why << "unknown command " << static_cast<int>(m.command());
-  } else if (w.keys_bytes % sizeof(uint64_t) != 0) {
-    why << "keys segment of " << w.keys_bytes << " bytes is not a whole number of 8-byte keys";
-  } else if (w.lens_bytes % sizeof(int32_t) != 0) {
-    why << "lens segment of " << w.lens_bytes << " bytes is not a whole number of int32";
-  } else if (w.lens_bytes != 0 && w.lens_bytes / 4 != w.keys_bytes / 8) {
-    why << w.lens_bytes / 4 << " lengths for " << w.keys_bytes / 8 << " keys";
-  } else if (w.vals_bytes > 0 && m.value_size() <= 0) {
-    why << w.vals_bytes << " bytes of values with value size " << m.value_size();
-  } else if (w.vals_bytes > 0 && w.vals_bytes % m.value_size() != 0) {
-    why << w.vals_bytes << " bytes of values is not a multiple of value size " << m.value_size();
-  } else if (w.vals_bytes > 0 && w.keys_bytes == 0) {
-    why << w.vals_bytes << " bytes of values without keys";
-  } else if (w.keys_bytes > (uint64_t{1} << 40) || w.vals_bytes > (uint64_t{1} << 40)) {
-    why << "implausible segment sizes (keys " << w.keys_bytes << ", values " << w.vals_bytes
-        << " bytes)";
-  } else {
-    if (index_in_header) {
-      const uint8_t* index = static_cast<const uint8_t*>(data) + sizeof(WireHeader) + w.meta_bytes;
-      out->index = Buffer::Copy(index, index_bytes);
-    }
-    return true;
+  std::string problem = MetaProblem(w, out->meta, world_size);
+  if (!problem.empty()) {
+    return Reject(error, StrCat("message from rank ", out->meta.sender(), " (", Describe(out->meta),
+                                "): ", problem));
   }
-  *error = why.str();
-  return false;
+  if (index_in_header) out->index = Buffer::Copy(meta + w.meta_bytes, index_bytes);
+  return true;
 }
 
 bool DecodePayload(DecodedHeader&& header, Buffer payload, Message* out, std::string* error) {
   const WireHeader& w = header.wire;
   if (payload.size() != header.payload_bytes()) {
-    std::ostringstream why;
-    why << "message from rank " << header.meta.sender() << " (" << Describe(header.meta)
-        << "): payload of " << payload.size() << " bytes, header declares "
-        << header.payload_bytes();
-    *error = why.str();
-    return false;
+    return Reject(error, StrCat("message from rank ", header.meta.sender(), " (",
+                                Describe(header.meta), "): payload of ", payload.size(),
+                                " bytes, header declares ", header.payload_bytes()));
   }
   out->meta = std::move(header.meta);
   size_t vals_offset = 0;
@@ -169,21 +179,15 @@ bool DecodePayload(DecodedHeader&& header, Buffer payload, Message* out, std::st
   uint64_t declared = 0;
   for (size_t i = 0; i < out->lens.count<int32_t>(); ++i) {
     if (lens[i] < 0) {
-      std::ostringstream why;
-      why << "message from rank " << out->meta.sender() << ": negative length " << lens[i]
-          << " for key " << out->keys.as<uint64_t>()[i];
-      *error = why.str();
-      return false;
+      return Reject(error, StrCat("message from rank ", out->meta.sender(), ": negative length ",
+                                  lens[i], " for key ", out->keys.as<uint64_t>()[i]));
     }
     declared += static_cast<uint64_t>(lens[i]) * out->meta.value_size();
   }
   if (w.lens_bytes > 0 && declared != w.vals_bytes) {
-    std::ostringstream why;
-    why << "message from rank " << out->meta.sender() << " (" << Describe(out->meta)
-        << "): lengths add up to " << declared << " bytes of values, payload carries "
-        << w.vals_bytes;
-    *error = why.str();
-    return false;
+    return Reject(error, StrCat("message from rank ", out->meta.sender(), " (", Describe(out->meta),
+                                "): lengths add up to ", declared,
+                                " bytes of values, payload carries ", w.vals_bytes));
   }
   out->vals.clear();
   if (w.vals_bytes > 0) out->vals.push_back(payload.Slice(vals_offset, w.vals_bytes));
@@ -191,11 +195,9 @@ bool DecodePayload(DecodedHeader&& header, Buffer payload, Message* out, std::st
 }
 
 std::string Describe(const proto::Meta& meta) {
-  std::ostringstream s;
-  s << proto::Command_Name(meta.command()) << (meta.is_response() ? " response" : "")
-    << " request_id=" << meta.request_id() << " app=" << meta.app_id()
-    << " client=" << meta.client_id();
-  return s.str();
+  return StrCat(proto::Command_Name(meta.command()), meta.is_response() ? " response" : "",
+                " request_id=", meta.request_id(), " app=", meta.app_id(),
+                " client=", meta.client_id());
 }
 
 }  // namespace pacer
