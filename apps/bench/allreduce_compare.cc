@@ -53,12 +53,18 @@ AllreduceFigures CompareWithAllreduce(Session& session, KVWorker<float>& kv, MPI
   }
   ExpectAll(sums, float(num_workers), "MPI_Allreduce");
 
-  // Keys 1<<40 + i: consecutive keys spread over all servers.
+  // Each server owns one contiguous region of the gradients (as BytePS partitions them): chunk i
+  // goes to server i * servers / chunks, under the next key that server owns. Each server's
+  // share is then one contiguous buffer to send and to receive into.
   std::vector<Key> keys;
   std::vector<int> lens;
-  for (size_t offset = 0; offset < count; offset += chunk) {
-    keys.push_back((Key{1} << 40) + keys.size());
-    lens.push_back(static_cast<int>(std::min(chunk, count - offset)));
+  const size_t chunks = (count + chunk - 1) / chunk;
+  Key candidate = Key{1} << 40;
+  for (size_t i = 0; i < chunks; ++i) {
+    const int server = static_cast<int>(i * session.num_servers() / chunks);
+    while (session.ServerOfKey(candidate) != server) ++candidate;
+    keys.push_back(candidate++);
+    lens.push_back(static_cast<int>(std::min(chunk, count - i * chunk)));
   }
   std::vector<double> pacer;
   for (int r = 0; r <= repeats; ++r) {

@@ -16,8 +16,8 @@ struct AllreduceFigures {
 
 // Times both ways of summing `bytes` of float gradients per worker over the workers (median of
 // `repeats` runs, each the slowest worker's time) and checks both sums exactly. Collective over
-// `workers` (the workers' communicator); the gradients are split into `chunk_bytes` keys that
-// spread over every server.
+// `workers` (the workers' communicator); the gradients are split into `chunk_bytes` keys, each
+// server owning one contiguous region of them.
 AllreduceFigures CompareWithAllreduce(Session& session, KVWorker<float>& kv, MPI_Comm workers,
                                       size_t bytes, size_t chunk_bytes, int repeats);
 

@@ -44,7 +44,8 @@ void BM_DecodeMessage(benchmark::State& state) {
   Message msg = MakeRequest(state.range(0), 1024);
   std::vector<uint8_t> header = EncodeHeader(msg);
   std::vector<uint8_t> joined;
-  for (const Buffer& f : PayloadFragments(msg)) joined.insert(joined.end(), f.data(), f.data() + f.size());
+  for (const Buffer& f : PayloadFragments(msg))
+    joined.insert(joined.end(), f.data(), f.data() + f.size());
   Buffer payload = Buffer::FromVector(std::move(joined));
   for (auto _ : state) {
     DecodedHeader decoded;
@@ -61,7 +62,8 @@ void BM_ValidateRequest(benchmark::State& state) {
   std::vector<Key> keys(state.range(0));
   std::iota(keys.begin(), keys.end(), 0);
   for (auto _ : state) {
-    std::string error = ValidateKeyValues(keys.data(), keys.size(), nullptr, 0, keys.size() * 8, true);
+    std::string error =
+        ValidateKeyValues(keys.data(), keys.size(), nullptr, 0, keys.size() * 8, true);
     benchmark::DoNotOptimize(error);
   }
 }

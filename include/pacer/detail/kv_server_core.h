@@ -25,6 +25,8 @@ struct RequestMeta {
   // The request thread running the handler (0..num_shards-1). A key is always handled by the
   // same thread, so per-thread state needs no lock.
   int shard = 0;
+  // Which part of the request this is, when its keys were split over shards (for the response).
+  int part = 0;
   // Collects the response; copy the meta to respond later (e.g. when a synchronization rule
   // fires).
   std::shared_ptr<detail::PendingResponse> response;

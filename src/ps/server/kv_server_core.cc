@@ -121,10 +121,8 @@ class KVServerCore::Impl {
     }
     const Key* keys = msg.keys.as<Key>();
     const size_t n = msg.num_keys();
-    std::vector<std::vector<size_t>> parts(shards_.size());
-    for (size_t i = 0; i < n; ++i) parts[ShardOf(keys[i])].push_back(i);
-    int num_parts = 0;
-    for (const auto& p : parts) num_parts += !p.empty();
+    Buffer values = msg.vals_buffer();
+    std::vector<Part> parts = SplitByShard(keys, n, push ? values.size() / n : 0);
 
     RequestMeta meta;
     meta.sender = msg.meta.sender();
@@ -133,72 +131,112 @@ class KVServerCore::Impl {
     meta.push = push;
     meta.pull = command != proto::PUSH;
     meta.user_command = msg.meta.user_command();
-    meta.response = std::make_shared<PendingResponse>(msg.meta, session_, value_size_, num_parts);
+    meta.response = std::make_shared<PendingResponse>(msg.meta, session_, value_size_,
+                                                      static_cast<int>(parts.size()));
 
-    Buffer values = msg.vals_buffer();
     const int32_t* lens = msg.lens.as<int32_t>();
-    const size_t uniform = push && lens == nullptr ? values.size() / n : 0;
-    for (size_t s = 0; s < parts.size(); ++s) {
-      const std::vector<size_t>& part = parts[s];
-      if (part.empty()) continue;
-      RequestData data;
-      if (part.size() == n) {
-        data = {msg.keys, values, msg.lens};
-      } else {
-        data.keys = Gather(keys, part);
-        if (lens != nullptr) data.lens = Gather(lens, part);
-        if (push) data.values = GatherValues(values, lens, uniform, part);
+    std::vector<size_t> offsets;  // byte offset of each key's values
+    if (push && parts.size() > 1) {
+      offsets.resize(n + 1, 0);
+      for (size_t i = 0; i < n; ++i) {
+        offsets[i + 1] =
+            offsets[i] + (lens ? static_cast<size_t>(lens[i]) * value_size_ : values.size() / n);
       }
-      meta.shard = static_cast<int>(s);
-      Shard& shard = *shards_[s];
-      const bool small = data.values.size() <= kInlineBytes;
-      {
-        std::lock_guard<std::mutex> lock(shard.mu);
-        if (!small || shard.busy || !shard.queue.empty()) {
-          shard.queue.push_back({meta, std::move(data)});
-          shard.ready.notify_one();
-          continue;
-        }
-        shard.busy = true;
-      }
-      Run({meta, std::move(data)});
-      std::lock_guard<std::mutex> lock(shard.mu);
-      shard.busy = false;
-      if (!shard.queue.empty()) shard.ready.notify_one();
     }
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const Part& part = parts[p];
+      RequestData data;
+      if (parts.size() == 1) {
+        data = {msg.keys, values, msg.lens};
+      } else if (part.run) {  // consecutive keys: views, no copy
+        const size_t first = part.positions.front(), count = part.positions.size();
+        data.keys = msg.keys.Slice(first * sizeof(Key), count * sizeof(Key));
+        if (lens) data.lens = msg.lens.Slice(first * sizeof(int32_t), count * sizeof(int32_t));
+        if (push) {
+          data.values = values.Slice(offsets[first], offsets[first + count] - offsets[first]);
+        }
+      } else {
+        data.keys = Gather(keys, part.positions);
+        if (lens) data.lens = Gather(lens, part.positions);
+        if (push) data.values = GatherValues(values, offsets, part.positions);
+      }
+      meta.shard = part.shard;
+      meta.part = static_cast<int>(p);
+      Dispatch({meta, std::move(data)});
+    }
+  }
+
+  // A request's keys, grouped for the shards. Keys with large values (at least kRunBytes each on
+  // average) go as runs of consecutive keys of one shard, handed over as views of the message;
+  // small ones go as one part per shard, their values gathered into one buffer (fewer, larger
+  // tasks).
+  struct Part {
+    int shard;
+    bool run;
+    std::vector<size_t> positions;
+  };
+  static constexpr size_t kRunBytes = 64 << 10;
+
+  std::vector<Part> SplitByShard(const Key* keys, size_t n, size_t bytes_per_key) const {
+    std::vector<Part> parts;
+    if (bytes_per_key >= kRunBytes) {
+      for (size_t i = 0; i < n; ++i) {
+        int shard = ShardOf(keys[i]);
+        if (parts.empty() || parts.back().shard != shard) parts.push_back({shard, true, {}});
+        parts.back().positions.push_back(i);
+      }
+      return parts;
+    }
+    std::vector<int> part_of_shard(shards_.size(), -1);
+    for (size_t i = 0; i < n; ++i) {
+      int shard = ShardOf(keys[i]);
+      if (part_of_shard[shard] < 0) {
+        part_of_shard[shard] = static_cast<int>(parts.size());
+        parts.push_back({shard, false, {}});
+      }
+      parts[part_of_shard[shard]].positions.push_back(i);
+    }
+    return parts;
+  }
+
+  // Runs a task inline when it is small and its shard idle, else queues it for the shard.
+  void Dispatch(Task task) {
+    Shard& shard = *shards_[task.meta.shard];
+    const bool small = task.data.values.size() <= kInlineBytes;
+    {
+      std::lock_guard<std::mutex> lock(shard.mu);
+      if (!small || shard.busy || !shard.queue.empty()) {
+        shard.queue.push_back(std::move(task));
+        shard.ready.notify_one();
+        return;
+      }
+      shard.busy = true;
+    }
+    Run(task);
+    std::lock_guard<std::mutex> lock(shard.mu);
+    shard.busy = false;
+    if (!shard.queue.empty()) shard.ready.notify_one();
+  }
+
+  Buffer GatherValues(const Buffer& values, const std::vector<size_t>& offsets,
+                      const std::vector<size_t>& positions) {
+    size_t total = 0;
+    for (size_t i : positions) total += offsets[i + 1] - offsets[i];
+    uint8_t* out = nullptr;
+    Buffer gathered = pool_.Allocate(total, &out);
+    for (size_t i : positions) {
+      std::copy_n(values.data() + offsets[i], offsets[i + 1] - offsets[i], out);
+      out += offsets[i + 1] - offsets[i];
+    }
+    return gathered;
   }
 
   void Run(const Task& task) {
     try {
       handler_(task.meta, task.data);
     } catch (const std::exception& e) {
-      task.meta.response->AddPart(task.meta.shard, {}, {}, {}, e.what());
+      task.meta.response->AddPart(task.meta.part, {}, {}, {}, e.what());
     }
-  }
-
-  Buffer GatherValues(const Buffer& values, const int32_t* lens, size_t uniform,
-                      const std::vector<size_t>& part) {
-    std::vector<size_t> offsets;
-    if (lens != nullptr) {
-      // Offsets of every key up to the last one in the part.
-      offsets.resize(part.back() + 2, 0);
-      for (size_t i = 0; i <= part.back(); ++i) {
-        offsets[i + 1] = offsets[i] + static_cast<size_t>(lens[i]) * value_size_;
-      }
-    }
-    auto begin = [&](size_t i) { return lens ? offsets[i] : i * uniform; };
-    auto size = [&](size_t i) {
-      return lens ? static_cast<size_t>(lens[i]) * value_size_ : uniform;
-    };
-    size_t total = 0;
-    for (size_t i : part) total += size(i);
-    uint8_t* out = nullptr;
-    Buffer gathered = pool_.Allocate(total, &out);
-    for (size_t i : part) {
-      std::copy_n(values.data() + begin(i), size(i), out);
-      out += size(i);
-    }
-    return gathered;
   }
 
   void RunShard(int index) {
@@ -258,11 +296,11 @@ Buffer KVServerCore::Allocate(size_t bytes, uint8_t** writable) {
 
 void KVServerCore::Respond(const RequestMeta& meta, Buffer keys, std::vector<Buffer> values,
                            Buffer lens) {
-  meta.response->AddPart(meta.shard, std::move(keys), std::move(values), std::move(lens), "");
+  meta.response->AddPart(meta.part, std::move(keys), std::move(values), std::move(lens), "");
 }
 
 void KVServerCore::RespondError(const RequestMeta& meta, const std::string& error) {
-  meta.response->AddPart(meta.shard, {}, {}, {}, error.empty() ? "unspecified error" : error);
+  meta.response->AddPart(meta.part, {}, {}, {}, error.empty() ? "unspecified error" : error);
 }
 
 }  // namespace detail

@@ -11,7 +11,12 @@ namespace detail {
 
 PendingResponse::PendingResponse(const proto::Meta& request, SessionCore& session,
                                  size_t value_size, int parts)
-    : request_(request), session_(session), value_size_(value_size), remaining_(parts) {}
+    : request_(request),
+      session_(session),
+      value_size_(value_size),
+      remaining_(parts),
+      parts_(parts),
+      answered_(parts, false) {}
 
 size_t PendingResponse::Part::value_bytes() const {
   size_t total = 0;
@@ -19,24 +24,82 @@ size_t PendingResponse::Part::value_bytes() const {
   return total;
 }
 
-void PendingResponse::AddPart(int shard, Buffer keys, std::vector<Buffer> values, Buffer lens,
+void PendingResponse::AddPart(int part, Buffer keys, std::vector<Buffer> values, Buffer lens,
                               const std::string& error) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (std::find(answered_shards_.begin(), answered_shards_.end(), shard) !=
-            answered_shards_.end() ||
-        remaining_ == 0) {
-      LOG(ERROR) << "server rank " << session_.rank() << ": a second response to "
-                 << Describe(request_) << " from rank " << request_.sender() << " (ignored)";
+    if (part < 0 || part >= static_cast<int>(answered_.size()) || answered_[part]) {
+      LOG(ERROR) << "server rank " << session_.rank() << ": a second response to part " << part
+                 << " of " << Describe(request_) << " from rank " << request_.sender()
+                 << " (ignored)";
       return;
     }
-    answered_shards_.push_back(shard);
+    answered_[part] = true;
     if (!error.empty() && error_.empty()) error_ = error;
-    if (error.empty())
-      parts_.push_back({shard, std::move(keys), std::move(values), std::move(lens)});
+    parts_[part] = {std::move(keys), std::move(values), std::move(lens)};
     if (--remaining_ > 0) return;
   }
   Send();
+}
+
+namespace {
+
+// Walks a gather list, handing out consecutive byte ranges as views.
+class GatherCursor {
+ public:
+  explicit GatherCursor(const std::vector<Buffer>& fragments) : fragments_(fragments) {}
+  // Appends views of the next `bytes` bytes to `out`.
+  void Take(size_t bytes, std::vector<Buffer>* out) {
+    while (bytes > 0 && index_ < fragments_.size()) {
+      const Buffer& f = fragments_[index_];
+      size_t n = std::min(bytes, f.size() - offset_);
+      out->push_back(f.Slice(offset_, n));
+      bytes -= n;
+      offset_ += n;
+      if (offset_ == f.size()) {
+        ++index_;
+        offset_ = 0;
+      }
+    }
+  }
+
+ private:
+  const std::vector<Buffer>& fragments_;
+  size_t index_ = 0;
+  size_t offset_ = 0;
+};
+
+}  // namespace
+
+void PendingResponse::Merge(Message* reply) const {
+  struct Entry {
+    uint64_t key;
+    int32_t len;
+    std::vector<Buffer> values;  // views of its values in the part's answer
+  };
+  std::vector<Entry> entries;
+  for (const Part& part : parts_) {
+    const size_t n = part.keys.count<uint64_t>();
+    const int32_t* lens = part.lens.as<int32_t>();
+    const size_t uniform = n == 0 ? 0 : part.value_bytes() / value_size_ / n;
+    GatherCursor cursor(part.values);
+    for (size_t i = 0; i < n; ++i) {
+      Entry e{part.keys.as<uint64_t>()[i], lens ? lens[i] : static_cast<int32_t>(uniform), {}};
+      cursor.Take(static_cast<size_t>(e.len) * value_size_, &e.values);
+      entries.push_back(std::move(e));
+    }
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.key < b.key; });
+  std::vector<uint64_t> keys;
+  std::vector<int32_t> lens;
+  for (const Entry& e : entries) {
+    keys.push_back(e.key);
+    lens.push_back(e.len);
+    for (const Buffer& v : e.values) reply->vals.push_back(v);
+  }
+  reply->keys = Buffer::FromVector(std::move(keys));
+  if (reply->vals_bytes() > 0) reply->lens = Buffer::FromVector(std::move(lens));
 }
 
 void PendingResponse::Send() {
@@ -58,21 +121,7 @@ void PendingResponse::Send() {
     reply.lens = parts_[0].lens;
     reply.vals = std::move(parts_[0].values);
   } else {
-    // Keys of all parts back to back, with explicit lengths since parts may differ in them.
-    std::vector<uint64_t> keys;
-    std::vector<int32_t> lens;
-    for (const Part& p : parts_) {
-      const size_t n = p.keys.count<uint64_t>();
-      keys.insert(keys.end(), p.keys.as<uint64_t>(), p.keys.as<uint64_t>() + n);
-      if (!p.lens.empty()) {
-        lens.insert(lens.end(), p.lens.as<int32_t>(), p.lens.as<int32_t>() + n);
-      } else if (n > 0) {
-        lens.insert(lens.end(), n, static_cast<int32_t>(p.value_bytes() / value_size_ / n));
-      }
-      reply.vals.insert(reply.vals.end(), p.values.begin(), p.values.end());
-    }
-    reply.keys = Buffer::FromVector(std::move(keys));
-    if (reply.vals_bytes() > 0) reply.lens = Buffer::FromVector(std::move(lens));
+    Merge(&reply);
   }
   try {
     session_.transport().Send(request_.sender(), reply, nullptr);

@@ -13,25 +13,27 @@ class SessionCore;
 
 namespace detail {
 
-// The reply to one request that was split over several request threads: it collects one part per
-// thread and sends a single response (or the first error) when the last part is in.
+// The reply to one request that was split over several request threads: it collects the parts'
+// answers and sends a single response (or the first error) when the last part is in, with its
+// keys in the request's order (so a worker can receive the values straight into place).
 class PendingResponse {
  public:
   PendingResponse(const proto::Meta& request, SessionCore& session, size_t value_size, int parts);
 
-  // Records the part handled by `shard`; a second answer for the same shard is logged and ignored.
-  void AddPart(int shard, Buffer keys, std::vector<Buffer> values, Buffer lens,
+  // Records the answer of part `part`; a second answer for the same part is logged and ignored.
+  void AddPart(int part, Buffer keys, std::vector<Buffer> values, Buffer lens,
                const std::string& error);
 
  private:
   struct Part {
-    int shard;
     Buffer keys;
     std::vector<Buffer> values;
     Buffer lens;
     size_t value_bytes() const;
   };
   void Send();
+  // Merges the parts' answers into `reply`, ordered by key.
+  void Merge(Message* reply) const;
 
   const proto::Meta request_;
   SessionCore& session_;
@@ -39,7 +41,7 @@ class PendingResponse {
   std::mutex mu_;
   int remaining_;
   std::vector<Part> parts_;
-  std::vector<int> answered_shards_;
+  std::vector<bool> answered_;
   std::string error_;
 };
 
