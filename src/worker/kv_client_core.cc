@@ -7,11 +7,13 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <unordered_map>
 
 #include "pacer/error.h"
 #include "ps/buffer_pool.h"
 #include "ps/request_validation.h"
 #include "ps/session_core.h"
+#include "ps/str_cat.h"
 #include "worker/request_tracker.h"
 
 namespace pacer {
@@ -59,7 +61,11 @@ struct KVClientCore::State {
     PullDestination destination;
     std::function<void()> callback;
     std::vector<Message> responses;
-    const uint8_t* placed = nullptr;  // the destination, if the values were received into it
+    // Values received straight into the destination (Place): its address and the byte offsets
+    // of the keys it assumed.
+    uint8_t* placed = nullptr;
+    std::vector<size_t> placed_offsets;
+    bool placement_impossible = false;
   };
 
   State(SessionCore& s, int app, size_t vsize)
@@ -87,6 +93,7 @@ struct KVClientCore::State {
   BufferPool pool;
   std::mutex mu;
   std::map<int, std::shared_ptr<Pending>> pending;
+  std::unordered_map<Key, int32_t> known_lens;  // value counts seen in pulls, for Place
 };
 
 void KVClientCore::State::OnResponse(Message&& msg) {
@@ -114,88 +121,136 @@ void KVClientCore::State::OnResponse(Message&& msg) {
   PartDone(ts, error);
 }
 
-// A pull answered by one server, with its keys in the request's order, can be received straight
-// into the caller's buffer: the values are then already where Assemble would copy them.
+// A pull's values can be received straight into the caller's buffer (no second copy) when their
+// place there is known before they arrive: for one server, from its response's header; for
+// several, from the lengths of the keys seen in earlier pulls. Assemble checks the guess and
+// repairs the layout if it was wrong.
 uint8_t* KVClientCore::State::Place(const DecodedHeader& header) {
   const WireHeader& w = header.wire;
   if (!(w.flags & WireHeader::kIndexInHeader) || !header.meta.error().empty() ||
-      header.meta.value_size() != static_cast<int>(value_size)) {
+      header.meta.value_size() != static_cast<int>(value_size) || w.keys_bytes == 0) {
     return nullptr;
   }
+  const Key* rkeys = header.index.as<Key>();
+  const size_t m = w.keys_bytes / sizeof(Key);
+  const int32_t* rlens =
+      w.lens_bytes ? header.index.Slice(w.keys_bytes, w.lens_bytes).as<int32_t>() : nullptr;
+  const size_t uniform = w.vals_bytes / value_size / m;
+  auto length = [&](size_t j) { return rlens ? static_cast<size_t>(rlens[j]) : uniform; };
+
   std::lock_guard<std::mutex> lock(mu);
   auto it = pending.find(static_cast<int>(header.meta.request_id()));
   if (it == pending.end()) return nullptr;
   Pending& p = *it->second;
-  if (p.op == Operation::kPush || p.targets != 1 || p.placed != nullptr ||
-      w.keys_bytes != p.keys.size() ||
-      std::memcmp(header.index.data(), p.keys.data(), p.keys.size()) != 0) {
-    return nullptr;
+  const Key* keys = p.keys.as<Key>();
+  const size_t n = p.keys.count<Key>();
+  if (p.op == Operation::kPush || p.placement_impossible) return nullptr;
+  if (p.placed == nullptr) {
+    std::vector<size_t> offsets(n + 1, 0);
+    for (size_t i = 0; i < n; ++i) {
+      size_t len = 0;
+      if (p.targets == 1) {
+        if (m != n || rkeys[i] != keys[i]) return nullptr;
+        len = length(i);
+      } else if (auto known = known_lens.find(keys[i]); known != known_lens.end()) {
+        len = static_cast<size_t>(known->second);
+      } else {
+        p.placement_impossible = true;
+        return nullptr;
+      }
+      offsets[i + 1] = offsets[i] + len * value_size;
+    }
+    p.placed = p.destination.values(offsets[n]);
+    if (p.placed == nullptr) {
+      p.placement_impossible = true;
+      return nullptr;
+    }
+    p.placed_offsets = std::move(offsets);
   }
-  uint8_t* out = p.destination.values(w.vals_bytes);
-  p.placed = out;
-  return out;
+  // This response's keys must be a run of the request's, with the lengths the layout assumed.
+  const size_t first = static_cast<size_t>(std::lower_bound(keys, keys + n, rkeys[0]) - keys);
+  if (first + m > n || std::memcmp(keys + first, rkeys, m * sizeof(Key)) != 0) return nullptr;
+  for (size_t j = 0; j < m; ++j) {
+    if (p.placed_offsets[first + j + 1] - p.placed_offsets[first + j] != length(j) * value_size) {
+      return nullptr;
+    }
+  }
+  return p.placed + p.placed_offsets[first];
 }
 
 std::string KVClientCore::State::Assemble(Pending& p) {
   const Key* keys = p.keys.as<Key>();
   const size_t n = p.keys.count<Key>();
-  std::vector<const uint8_t*> source(n, nullptr);
+  struct Source {
+    size_t response = SIZE_MAX;
+    size_t offset = 0;  // in the response's values
+  };
+  std::vector<Source> source(n);
   std::vector<int32_t> lens(n, 0);
-  std::ostringstream why;
-  why << Prefix();
+  std::vector<Buffer> values;  // per response
   for (const Message& r : p.responses) {
     const Key* rkeys = r.keys.as<Key>();
     const size_t rn = r.num_keys();
-    const Buffer values = r.vals_buffer();
+    values.push_back(r.vals_buffer());
     const int32_t* rlens = r.lens.as<int32_t>();
-    size_t uniform = rn == 0 ? 0 : values.size() / value_size / rn;
-    if (rlens == nullptr && uniform * rn * value_size != values.size()) {
-      why << "server rank " << r.meta.sender() << " answered " << values.size()
-          << " bytes of values for " << rn << " keys without lengths";
-      return why.str();
+    size_t uniform = rn == 0 ? 0 : values.back().size() / value_size / rn;
+    if (rlens == nullptr && uniform * rn * value_size != values.back().size()) {
+      return StrCat(Prefix(), "server rank ", r.meta.sender(), " answered ", values.back().size(),
+                    " bytes of values for ", rn, " keys without lengths");
     }
     size_t offset = 0;
     for (size_t j = 0; j < rn; ++j) {
       const Key* at = std::lower_bound(keys, keys + n, rkeys[j]);
       size_t pos = static_cast<size_t>(at - keys);
-      if (at == keys + n || *at != rkeys[j] || source[pos] != nullptr) {
-        why << "server rank " << r.meta.sender() << " answered key " << rkeys[j]
-            << (at != keys + n && *at == rkeys[j] ? " twice" : ", which was not requested");
-        return why.str();
+      if (at == keys + n || *at != rkeys[j] || source[pos].response != SIZE_MAX) {
+        return StrCat(Prefix(), "server rank ", r.meta.sender(), " answered key ", rkeys[j],
+                      at != keys + n && *at == rkeys[j] ? " twice" : ", which was not requested");
       }
       lens[pos] = rlens ? rlens[j] : static_cast<int32_t>(uniform);
-      source[pos] = values.data() + offset;
+      source[pos] = {values.size() - 1, offset};
       offset += static_cast<size_t>(lens[pos]) * value_size;
     }
   }
-  size_t total = 0;
+  std::vector<size_t> offsets(n + 1, 0);
   for (size_t i = 0; i < n; ++i) {
-    if (source[i] == nullptr) {
-      why << "no server answered key " << keys[i] << " of a " << OperationName(p.op) << " of " << n
-          << " keys";
-      return why.str();
+    if (source[i].response == SIZE_MAX) {
+      return StrCat(Prefix(), "no server answered key ", keys[i], " of a ", OperationName(p.op),
+                    " of ", n, " keys");
     }
-    total += static_cast<size_t>(lens[i]) * value_size;
+    offsets[i + 1] = offsets[i] + static_cast<size_t>(lens[i]) * value_size;
   }
-  if (p.placed != nullptr && p.responses.size() == 1 && source[0] == p.placed) {
-    // Received in place (Place): the keys matched the request in order, so did the values.
-  } else if (uint8_t* out = p.destination.values(total); out == nullptr && total > 0) {
-    why << "the destination buffer does not hold the " << total << " bytes pulled for " << n
-        << " keys";
-    return why.str();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (size_t i = 0; i < n; ++i) known_lens[keys[i]] = lens[i];
+  }
+  uint8_t* out = nullptr;
+  if (p.placed != nullptr && p.placed_offsets == offsets) {
+    out = p.placed;  // the layout guessed in Place holds: placed values are where they belong
   } else {
-    for (size_t i = 0; i < n; ++i) {
-      size_t bytes = static_cast<size_t>(lens[i]) * value_size;
-      if (bytes > 0) std::memcpy(out, source[i], bytes);
-      out += bytes;
+    if (p.placed != nullptr) {
+      // Some values were received in place at offsets that turned out wrong: move them aside
+      // before the destination is laid out anew.
+      for (Buffer& v : values) {
+        if (v.data() >= p.placed && v.data() < p.placed + p.placed_offsets.back()) {
+          v = Buffer::Copy(v.data(), v.size());
+        }
+      }
     }
+    out = p.destination.values(offsets[n]);
+    if (out == nullptr && offsets[n] > 0) {
+      return StrCat(Prefix(), "the destination buffer does not hold the ", offsets[n],
+                    " bytes pulled for ", n, " keys");
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* from = values[source[i].response].data() + source[i].offset;
+    const size_t bytes = offsets[i + 1] - offsets[i];
+    if (bytes > 0 && from != out + offsets[i]) std::memcpy(out + offsets[i], from, bytes);
   }
   if (p.destination.lengths) {
     int32_t* out_lens = p.destination.lengths(n);
-    if (out_lens == nullptr) {
-      why << "the lengths buffer does not hold " << n << " entries";
-      return why.str();
-    }
+    if (out_lens == nullptr)
+      return StrCat(Prefix(), "the lengths buffer does not hold ", n, " entries");
     std::copy(lens.begin(), lens.end(), out_lens);
   }
   return "";

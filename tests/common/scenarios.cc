@@ -261,6 +261,67 @@ void MalformedPeerMessages(Session& session) {
   ExpectStillServes(kv, k7, 2.5f);
 }
 
+namespace {
+
+// Key k's j-th value: exact in float for the keys used.
+float ValueAt(Key k, int j) { return float(k % 1000) * 1000 + float(j); }
+
+// Server 1's keys get `command` more values than server 0's; everything else is the same.
+int LengthOf(int server_index, int command) { return 8192 + (server_index == 1 ? command : 0); }
+
+}  // namespace
+
+void PullsWithChangingLengths(Session& session) {
+  if (session.num_servers() < 2) return;
+  if (session.is_server()) {
+    const int index = session.role_index();
+    KVServer<float> server(
+        session, [index](const RequestMeta& meta, const KVRequest<float>& req, KVServer<float>* s) {
+          KVPairs<float> res;
+          if (meta.pull) {
+            for (Key k : req.keys) {
+              res.keys.push_back(k);
+              int len = LengthOf(index, meta.user_command);
+              res.lens.push_back(len);
+              for (int j = 0; j < len; ++j) res.vals.push_back(ValueAt(k, j));
+            }
+          }
+          s->Response(meta, std::move(res));
+        });
+    session.Finalize();
+    return;
+  }
+  if (!session.is_worker()) return;
+  // Keys of server 1 first, then of server 0: when server 1's lengths change, server 0's values
+  // (received in place) sit at the wrong offsets.
+  std::vector<Key> keys;
+  for (int server : {1, 0}) {
+    int found = 0;
+    for (Key k = keys.empty() ? 1 : keys.back() + 1; found < 3; ++k) {
+      if (session.ServerOfKey(k) == server) {
+        keys.push_back(k);
+        ++found;
+      }
+    }
+  }
+  KVWorker<float> kv(session);
+  for (int command : {0, 0, 5, 5, 0}) {
+    std::vector<float> vals;
+    vals.reserve(1 << 20);  // resizing in place: a reallocation would carry misplaced data along
+    std::vector<int> lens;
+    kv.Wait(kv.Pull(keys, &vals, &lens, command));
+    std::vector<float> expected;
+    std::vector<int> expected_lens;
+    for (Key k : keys) {
+      int len = LengthOf(session.ServerOfKey(k), command);
+      expected_lens.push_back(len);
+      for (int j = 0; j < len; ++j) expected.push_back(ValueAt(k, j));
+    }
+    ASSERT_EQ(lens, expected_lens) << "command " << command;
+    ASSERT_TRUE(vals == expected) << "command " << command << ": values out of place";
+  }
+}
+
 void RequestsBeforeServerStarts(Session& session) {
   if (session.is_server()) {
     // Long enough for every worker's first push to arrive before the handler exists.

@@ -32,6 +32,11 @@ void CallerErrors(Session& session);
 // servers lose nothing and keep serving.
 void MalformedPeerMessages(Session& session);
 
+// Pulls over several servers whose value lengths change between pulls (a custom handler): values
+// received straight into the caller's buffer at offsets guessed from earlier pulls must be moved
+// where they belong. Needs two servers or more (returns at once otherwise).
+void PullsWithChangingLengths(Session& session);
+
 // Servers create their KVServer late, after workers have already pushed: the early requests wait
 // and are served.
 void RequestsBeforeServerStarts(Session& session);

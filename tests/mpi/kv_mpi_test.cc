@@ -61,6 +61,12 @@ TEST(KVMpiTest, ManySmallKeysSumExactly) {
   session.Finalize();
 }
 
+TEST(KVMpiTest, PullsWithChangingLengthsLandInPlace) {
+  Session session(MpiTestConfig());
+  testing::PullsWithChangingLengths(session);
+  session.Finalize();
+}
+
 TEST(KVMpiTest, RequestsBeforeTheServerExistsAreServed) {
   Session session(MpiTestConfig());
   testing::RequestsBeforeServerStarts(session);
