@@ -19,7 +19,7 @@ struct Config {
   double timeout_s = 120;
   // --max_inflight_bytes: cap on bytes posted but not yet completed per destination; larger
   // sends wait in a queue (UCX over TCP collapses without a cap).
-  int64_t max_inflight_bytes = int64_t{64} << 20;
+  int64_t max_inflight_bytes = int64_t{16} << 20;
   // --rndv_threshold: messages at least this large use UCX rendezvous (zero-copy, one transfer).
   int64_t rndv_threshold = 16384;
   // --spin_us: how long a progress thread (and a Wait) polls before it blocks; -1 chooses 50 where
