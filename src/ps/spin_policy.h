@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <thread>
 
 namespace pacer {
 
@@ -32,6 +33,37 @@ class SpinPolicy {
  private:
   const std::chrono::microseconds max_spin_;
   std::atomic<double> mean_gap_us_{0};
+};
+
+// One polling thread's alternation of work and idleness: call PollAgain once per pass.
+class IdlePoller {
+ public:
+  explicit IdlePoller(std::chrono::microseconds max_spin) : spin_(max_spin) {}
+
+  // `active`: the pass found work. Returns true while the thread should poll again (after a
+  // yield when idle), false once it has polled its budget and should block.
+  bool PollAgain(bool active) {
+    const auto now = std::chrono::steady_clock::now();
+    if (active) {
+      if (idle_) spin_.RecordGap(now - idle_since_);
+      idle_ = false;
+      return true;
+    }
+    if (!idle_) {
+      idle_ = true;
+      idle_since_ = now;
+      budget_ = spin_.Budget();
+    }
+    if (now - idle_since_ >= budget_) return false;
+    std::this_thread::yield();  // poll politely: a thread we wait for may need this core
+    return true;
+  }
+
+ private:
+  SpinPolicy spin_;
+  bool idle_ = false;
+  std::chrono::steady_clock::time_point idle_since_;
+  std::chrono::microseconds budget_{0};
 };
 
 }  // namespace pacer

@@ -11,6 +11,7 @@
 
 #include "pacer/error.h"
 #include "ps/buffer_pool.h"
+#include "ps/gather.h"
 #include "ps/request_validation.h"
 #include "ps/session_core.h"
 #include "ps/str_cat.h"
@@ -42,13 +43,6 @@ proto::Command CommandOf(Operation op) {
       return proto::PUSH_PULL;
   }
   return proto::COMMAND_UNSPECIFIED;
-}
-
-template <typename T>
-Buffer Gather(const T* items, const std::vector<size_t>& positions) {
-  std::vector<T> out(positions.size());
-  for (size_t i = 0; i < positions.size(); ++i) out[i] = items[positions[i]];
-  return Buffer::FromVector(std::move(out));
 }
 
 }  // namespace

@@ -25,41 +25,26 @@ TEST(KVMpiTest, SessionRolesFollowRanks) {
   session.Finalize();
 }
 
-// Float values, 1 to 2M per key (4 B to 8 MB).
-TEST(KVMpiTest, RandomFloatPushPullSumsExactly) {
+template <typename T>
+void PushPullRounds(int rounds, int max_keys, int max_len, uint64_t seed) {
   Session session(MpiTestConfig());
   testing::RoundsOptions options;
-  options.rounds = 12;
-  options.max_keys = 12;
-  options.max_len = 2 << 20;
-  options.seed = 11;
-  testing::PushPullRounds<float>(session, options);
+  options.rounds = rounds;
+  options.max_keys = max_keys;
+  options.max_len = max_len;
+  options.seed = seed;
+  testing::PushPullRounds<T>(session, options);
   session.Finalize();
 }
+
+// Float values, 1 to 2M per key (4 B to 8 MB).
+TEST(KVMpiTest, RandomFloatPushPullSumsExactly) { PushPullRounds<float>(12, 12, 2 << 20, 11); }
 
 // Byte values, 1 byte to 8 MB per key; sums wrap modulo 256, exactly.
-TEST(KVMpiTest, RandomBytePushPullSumsExactly) {
-  Session session(MpiTestConfig());
-  testing::RoundsOptions options;
-  options.rounds = 12;
-  options.max_keys = 12;
-  options.max_len = 8 << 20;
-  options.seed = 12;
-  testing::PushPullRounds<uint8_t>(session, options);
-  session.Finalize();
-}
+TEST(KVMpiTest, RandomBytePushPullSumsExactly) { PushPullRounds<uint8_t>(12, 12, 8 << 20, 12); }
 
 // Many small keys per request, spread over every server and request thread.
-TEST(KVMpiTest, ManySmallKeysSumExactly) {
-  Session session(MpiTestConfig());
-  testing::RoundsOptions options;
-  options.rounds = 20;
-  options.max_keys = 500;
-  options.max_len = 64;
-  options.seed = 13;
-  testing::PushPullRounds<int32_t>(session, options);
-  session.Finalize();
-}
+TEST(KVMpiTest, ManySmallKeysSumExactly) { PushPullRounds<int32_t>(20, 500, 64, 13); }
 
 TEST(KVMpiTest, PullsWithChangingLengthsLandInPlace) {
   Session session(MpiTestConfig());

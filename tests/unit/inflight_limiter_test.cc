@@ -10,7 +10,7 @@ namespace {
 using std::chrono::milliseconds;
 
 TEST(InflightLimiterTest, AdmitsUpToTheCapThenQueuesInOrder) {
-  InflightLimiter<int> limiter(2, 100);
+  InflightLimiter<int> limiter(100);
   EXPECT_EQ(limiter.Admit(0, 60, 1), 1);
   EXPECT_EQ(limiter.Admit(0, 40, 2), 2);  // exactly at the cap
   EXPECT_EQ(limiter.Admit(0, 10, 3), std::nullopt);
@@ -20,7 +20,7 @@ TEST(InflightLimiterTest, AdmitsUpToTheCapThenQueuesInOrder) {
 }
 
 TEST(InflightLimiterTest, OversizedSendGoesAlone) {
-  InflightLimiter<int> limiter(1, 100);
+  InflightLimiter<int> limiter(100);
   EXPECT_EQ(limiter.Admit(0, 500, 1), 1);
   EXPECT_EQ(limiter.Admit(0, 1, 2), std::nullopt);
   EXPECT_EQ(limiter.Admit(0, 300, 3), std::nullopt);
@@ -29,7 +29,7 @@ TEST(InflightLimiterTest, OversizedSendGoesAlone) {
 }
 
 TEST(InflightLimiterTest, WaitIdleWaitsForEveryCompletion) {
-  InflightLimiter<int> limiter(1, 10);
+  InflightLimiter<int> limiter(10);
   EXPECT_TRUE(limiter.WaitIdle(milliseconds(1)));
   limiter.Admit(0, 10, 1);
   limiter.Admit(0, 10, 2);

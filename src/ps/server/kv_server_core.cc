@@ -11,6 +11,7 @@
 
 #include "pacer/error.h"
 #include "ps/buffer_pool.h"
+#include "ps/gather.h"
 #include "ps/request_validation.h"
 #include "ps/server/pending_response.h"
 #include "ps/session_core.h"
@@ -26,13 +27,6 @@ uint64_t ShardHash(Key key) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
-}
-
-template <typename T>
-Buffer Gather(const T* items, const std::vector<size_t>& positions) {
-  std::vector<T> out(positions.size());
-  for (size_t i = 0; i < positions.size(); ++i) out[i] = items[positions[i]];
-  return Buffer::FromVector(std::move(out));
 }
 
 }  // namespace

@@ -17,11 +17,12 @@ namespace pacer {
 template <typename Item>
 class InflightLimiter {
  public:
-  InflightLimiter(int peers, int64_t cap) : peers_(peers), cap_(cap) {}
+  explicit InflightLimiter(int64_t cap) : cap_(cap) {}
 
   // Returns the item if it may be posted now (its bytes are then counted), or keeps it queued.
   std::optional<Item> Admit(int dst, int64_t bytes, Item item) {
     std::lock_guard<std::mutex> lock(mu_);
+    if (dst >= static_cast<int>(peers_.size())) peers_.resize(dst + 1);
     Peer& p = peers_[dst];
     ++outstanding_;
     if (p.queue.empty() && (p.inflight == 0 || p.inflight + bytes <= cap_)) {

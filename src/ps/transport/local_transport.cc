@@ -25,11 +25,7 @@ void LocalTransport::Start(ReceiveHandler handler, PayloadPlacer /*placer: paylo
 
 void LocalTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                                SendCallback on_sent) {
-  if (dst < 0 || dst >= size()) {
-    std::ostringstream s;
-    s << "send to rank " << dst << " outside [0, " << size() << ")";
-    throw Error(s.str());
-  }
+  CheckDestination(dst);
   size_t total = 0;
   for (const Buffer& f : payload) total += f.size();
   uint8_t* out = nullptr;

@@ -17,12 +17,6 @@ namespace {
 constexpr int kFrameTag = 1;
 constexpr int kPayloadTag = 2;
 
-int CommSize(MPI_Comm comm) {
-  int n = 0;
-  MPI_Comm_size(comm, &n);
-  return n;
-}
-
 }  // namespace
 
 struct MpiTransport::SendContext {
@@ -42,9 +36,7 @@ struct MpiTransport::PendingReceive {
 };
 
 MpiTransport::MpiTransport(MPI_Comm comm, const Config& config)
-    : comm_(comm),
-      timeout_s_(config.timeout_s),
-      limiter_(CommSize(comm), config.max_inflight_bytes) {
+    : comm_(comm), timeout_s_(config.timeout_s), limiter_(config.max_inflight_bytes) {
   int provided = 0;
   MPI_Query_thread(&provided);
   if (provided < MPI_THREAD_MULTIPLE) {
@@ -75,11 +67,7 @@ void MpiTransport::Start(ReceiveHandler handler, PayloadPlacer placer) {
 
 void MpiTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                              SendCallback on_sent) {
-  if (dst < 0 || dst >= size_) {
-    std::ostringstream s;
-    s << "send to rank " << dst << " outside [0, " << size_ << ")";
-    throw Error(s.str());
-  }
+  CheckDestination(dst);
   auto ctx = std::make_unique<SendContext>();
   ctx->dst = dst;
   ctx->bytes = 0;
@@ -233,32 +221,15 @@ void MpiTransport::Deliver(PendingReceive& receive) {
 }
 
 void MpiTransport::ProgressLoop() {
-  using Clock = std::chrono::steady_clock;
-  SpinPolicy spin(std::chrono::microseconds{spin_us_});
-  bool idle = false;
-  Clock::time_point idle_since;
-  std::chrono::microseconds budget{0};
+  IdlePoller poller(std::chrono::microseconds{spin_us_});
   auto backoff = std::chrono::microseconds(5);
   while (!stopping_.load(std::memory_order_relaxed)) {
     bool active = ProbeFrames();
     active |= TestReceives();
     active |= TestSends();
-    const auto now = Clock::now();
-    if (active) {
-      if (idle) spin.RecordGap(now - idle_since);
-      idle = false;
-      backoff = std::chrono::microseconds(5);
-      continue;
-    }
-    if (!idle) {
-      idle = true;
-      idle_since = now;
-      budget = spin.Budget();
-    }
-    if (now - idle_since < budget) {
-      std::this_thread::yield();
-      continue;
-    }
+    if (active) backoff = std::chrono::microseconds(5);
+    if (poller.PollAgain(active)) continue;
+    // MPI has no event fd to block on: sleep, a little longer each idle pass.
     std::this_thread::sleep_for(backoff);
     backoff = std::min(backoff * 2, std::chrono::microseconds(200));
   }

@@ -42,6 +42,10 @@ class Transport {
                          SendCallback on_sent) = 0;
   // Collective: completes this rank's sends, waits for every rank to get here, stops receiving.
   virtual void Stop() = 0;
+
+ protected:
+  // Throws Error naming the rank when `dst` is not a rank of this job.
+  void CheckDestination(int dst) const;
 };
 
 }  // namespace pacer

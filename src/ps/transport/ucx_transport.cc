@@ -26,12 +26,6 @@ void Check(ucs_status_t status, const char* what) {
   }
 }
 
-int CommSize(MPI_Comm comm) {
-  int n = 0;
-  MPI_Comm_size(comm, &n);
-  return n;
-}
-
 }  // namespace
 
 struct UcxTransport::SendContext {
@@ -56,7 +50,7 @@ UcxTransport::UcxTransport(MPI_Comm comm, const Config& config)
     : comm_(comm),
       timeout_s_(config.timeout_s),
       rndv_threshold_(static_cast<size_t>(config.rndv_threshold)),
-      limiter_(CommSize(comm), config.max_inflight_bytes) {
+      limiter_(config.max_inflight_bytes) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   spin_us_ = std::max(0, config.spin_us);
@@ -142,11 +136,7 @@ void UcxTransport::Start(ReceiveHandler handler, PayloadPlacer placer) {
 
 void UcxTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                              SendCallback on_sent) {
-  if (dst < 0 || dst >= size_) {
-    std::ostringstream s;
-    s << "send to rank " << dst << " outside [0, " << size_ << ")";
-    throw Error(s.str());
-  }
+  CheckDestination(dst);
   auto* ctx = new SendContext();
   ctx->dst = dst;
   ctx->transport = this;
@@ -342,29 +332,11 @@ bool UcxTransport::RunDeferredWork() {
 }
 
 void UcxTransport::ProgressLoop() {
-  using Clock = std::chrono::steady_clock;
-  SpinPolicy spin(std::chrono::microseconds{spin_us_});
-  bool idle = false;
-  Clock::time_point idle_since;
-  std::chrono::microseconds budget{0};
+  IdlePoller poller(std::chrono::microseconds{spin_us_});
   while (!stopping_.load(std::memory_order_relaxed)) {
     bool active = ucp_worker_progress(worker_) != 0;
     active |= RunDeferredWork();
-    const auto now = Clock::now();
-    if (active) {
-      if (idle) spin.RecordGap(now - idle_since);
-      idle = false;
-      continue;
-    }
-    if (!idle) {
-      idle = true;
-      idle_since = now;
-      budget = spin.Budget();
-    }
-    if (now - idle_since < budget) {
-      std::this_thread::yield();  // poll politely: a thread we wait for may need this core
-      continue;
-    }
+    if (poller.PollAgain(active)) continue;
     sleeping_.store(true);
     if (HasQueuedSends() || ucp_worker_arm(worker_) == UCS_ERR_BUSY) {
       sleeping_.store(false);
