@@ -2,12 +2,15 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "../common/scenarios.h"
 #include "local_job.h"
 #include "pacer/kv_server.h"
 #include "pacer/kv_worker.h"
+#include "ps/session_core.h"
 
 namespace pacer {
 namespace {
@@ -152,6 +155,58 @@ TEST(KVLocalCallbackTest, CallbackRunsBeforeWaitReturns) {
         ++calls;
       }));
       EXPECT_EQ(calls.load(), 2);
+    }
+  });
+}
+
+// A request split over a server's threads is answered in the request's key order (the worker
+// relies on it to receive values in place), small keys gathered per thread and large ones as runs.
+TEST(KVLocalResponseOrderTest, SplitRequestsAreAnsweredInKeyOrder) {
+  Config config;
+  config.server_threads = 4;
+  config.timeout_s = 30;
+  RunLocalJob(1, 1, config, [&](Session& session) {
+    if (session.is_server()) {
+      KVServer<float> server(session);
+      session.Finalize();
+      return;
+    }
+    if (!session.is_worker()) return;
+    KVWorker<float> kv(session);
+    for (int values_per_key : {3, 20000}) {  // 12 B (gathered per thread), 80 KB (runs)
+      std::vector<Key> keys;
+      std::vector<float> vals;
+      for (Key k = 0; k < 40; ++k) {
+        keys.push_back(1000 * values_per_key + k);
+        for (int j = 0; j < values_per_key; ++j) vals.push_back(float(k));
+      }
+      kv.Wait(kv.Push(keys, vals));
+      // Pull through a client sink of our own, to see the response as it arrives.
+      std::mutex mu;
+      std::condition_variable cv;
+      std::vector<Key> answered;
+      std::vector<float> values;
+      SessionCore& core = session.core();
+      int id = core.AttachClient([&](Message&& msg) {
+        std::lock_guard<std::mutex> lock(mu);
+        answered.assign(msg.keys.as<Key>(), msg.keys.as<Key>() + msg.num_keys());
+        Buffer v = msg.vals_buffer();
+        values.assign(v.as<float>(), v.as<float>() + v.count<float>());
+        cv.notify_all();
+      });
+      Message pull;
+      pull.meta.set_command(proto::PULL);
+      pull.meta.set_sender(session.rank());
+      pull.meta.set_client_id(id);
+      pull.meta.set_value_size(sizeof(float));
+      pull.keys = Buffer::FromVector(std::vector<Key>(keys));
+      core.transport().Send(1, pull, nullptr);
+      std::unique_lock<std::mutex> lock(mu);
+      ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return !answered.empty(); }));
+      EXPECT_EQ(answered, keys) << values_per_key << " values per key";
+      EXPECT_EQ(values, vals) << values_per_key << " values per key";
+      lock.unlock();
+      core.DetachClient(id);
     }
   });
 }

@@ -6,7 +6,8 @@
 namespace pacer {
 
 void Transport::CheckDestination(int dst) const {
-  if (dst < 0 || dst >= size()) throw Error(StrCat("send to rank ", dst, " outside [0, ", size(), ")"));
+  if (dst < 0 || dst >= size())
+    throw Error(StrCat("send to rank ", dst, " outside [0, ", size(), ")"));
 }
 
 }  // namespace pacer
