@@ -73,7 +73,9 @@ class KVWorker {
   }
 
   // Blocks until the request finished; throws Error if it failed, TimeoutError after the
-  // session's timeout_s.
+  // session's timeout_s. A request that timed out is abandoned: its callback never runs, but a
+  // pull's values already on their way may still land in its destination, so keep that memory
+  // until the session ends (or reuse it) rather than freeing it.
   void Wait(int timestamp) { core_.Wait(timestamp); }
   // Returns false if the request is still running after `timeout`; throws Error if it failed.
   bool Wait(int timestamp, std::chrono::milliseconds timeout) {
