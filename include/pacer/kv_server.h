@@ -29,8 +29,9 @@ struct KVRequest {
   }
 };
 
-// Serves the keys this server owns. Requests are handled on session.config().server_threads
-// threads; every key always lands on the same thread (RequestMeta::shard). The default handler
+// Serves the keys this server owns. Requests are handled by session.config().server_threads
+// shards, each running one request at a time; every key always lands on the same shard
+// (RequestMeta::shard), so per-shard state needs no lock. The default handler
 // sums pushed values per key and serves pulls; a custom handler answers each request with
 // Response (now or later) and may throw pacer::Error to reject it. Requests that arrive before the
 // KVServer exists are queued and handled once it does.

@@ -22,8 +22,10 @@ struct RequestMeta {
   bool push = false;
   bool pull = false;
   int user_command = 0;
-  // The request thread running the handler (0..num_shards-1). A key is always handled by the
-  // same thread, so per-thread state needs no lock.
+  // The shard handling this request (0..num_shards-1). A key always belongs to the same shard,
+  // and a shard runs one request at a time in arrival order (on its own thread, or on the
+  // receiving thread when the request is small and the shard idle), so per-shard state needs no
+  // lock.
   int shard = 0;
   // Which part of the request this is, when its keys were split over shards (for the response).
   int part = 0;
