@@ -7,7 +7,6 @@
 #include <map>
 #include <mutex>
 #include <sstream>
-#include <unordered_map>
 
 #include "pacer/error.h"
 #include "ps/buffer_pool.h"
@@ -15,6 +14,7 @@
 #include "ps/request_validation.h"
 #include "ps/session_core.h"
 #include "ps/str_cat.h"
+#include "worker/pull_assembly.h"
 #include "worker/request_tracker.h"
 
 namespace pacer {
@@ -50,16 +50,8 @@ proto::Command CommandOf(Operation op) {
 struct KVClientCore::State {
   struct Pending {
     Operation op;
-    Buffer keys;
-    int targets;  // servers asked
-    PullDestination destination;
     std::function<void()> callback;
-    std::vector<Message> responses;
-    // Values received straight into the destination (Place): its address and the byte offsets
-    // of the keys it assumed.
-    uint8_t* placed = nullptr;
-    std::vector<size_t> placed_offsets;
-    bool placement_impossible = false;
+    std::unique_ptr<PullAssembly> pull;  // pulls and push-pulls
   };
 
   State(SessionCore& s, int app, size_t vsize)
@@ -75,7 +67,6 @@ struct KVClientCore::State {
   void OnResponse(Message&& msg);
   uint8_t* Place(const DecodedHeader& header);
   void Complete(int ts);
-  std::string Assemble(Pending& p);
   std::string Prefix() const { return "rank " + std::to_string(session.rank()) + ": "; }
 
   SessionCore& session;
@@ -87,7 +78,7 @@ struct KVClientCore::State {
   BufferPool pool;
   std::mutex mu;
   std::map<int, std::shared_ptr<Pending>> pending;
-  std::unordered_map<Key, int32_t> known_lens;  // value counts seen in pulls, for Place
+  KnownLengths known_lens;  // value counts seen in pulls, for placing the next ones
 };
 
 void KVClientCore::State::OnResponse(Message&& msg) {
@@ -101,153 +92,23 @@ void KVClientCore::State::OnResponse(Message&& msg) {
                    << " from rank " << msg.meta.sender();
       return;
     }
-    if (error.empty() && it->second->op != Operation::kPush) {
+    if (error.empty() && it->second->pull) {
       if (!msg.vals.empty() && msg.meta.value_size() != static_cast<int>(value_size)) {
-        std::ostringstream s;
-        s << Prefix() << "server rank " << msg.meta.sender() << " answered with values of "
-          << msg.meta.value_size() << " bytes, this KVWorker holds values of " << value_size;
-        error = s.str();
+        error = StrCat(Prefix(), "server rank ", msg.meta.sender(), " answered with values of ",
+                       msg.meta.value_size(), " bytes, this KVWorker holds values of ", value_size);
       } else {
-        it->second->responses.push_back(std::move(msg));
+        it->second->pull->AddResponse(std::move(msg));
       }
     }
   }
   PartDone(ts, error);
 }
 
-// A pull's values can be received straight into the caller's buffer (no second copy) when their
-// place there is known before they arrive: for one server, from its response's header; for
-// several, from the lengths of the keys seen in earlier pulls. Assemble checks the guess and
-// repairs the layout if it was wrong.
 uint8_t* KVClientCore::State::Place(const DecodedHeader& header) {
-  const WireHeader& w = header.wire;
-  if (!(w.flags & WireHeader::kIndexInHeader) || !header.meta.error().empty() ||
-      header.meta.value_size() != static_cast<int>(value_size) || w.keys_bytes == 0) {
-    return nullptr;
-  }
-  const Key* rkeys = header.index.as<Key>();
-  const size_t m = w.keys_bytes / sizeof(Key);
-  const int32_t* rlens =
-      w.lens_bytes ? header.index.Slice(w.keys_bytes, w.lens_bytes).as<int32_t>() : nullptr;
-  const size_t uniform = w.vals_bytes / value_size / m;
-  auto length = [&](size_t j) { return rlens ? static_cast<size_t>(rlens[j]) : uniform; };
-
   std::lock_guard<std::mutex> lock(mu);
   auto it = pending.find(static_cast<int>(header.meta.request_id()));
-  if (it == pending.end()) return nullptr;
-  Pending& p = *it->second;
-  const Key* keys = p.keys.as<Key>();
-  const size_t n = p.keys.count<Key>();
-  if (p.op == Operation::kPush || p.placement_impossible) return nullptr;
-  if (p.placed == nullptr) {
-    std::vector<size_t> offsets(n + 1, 0);
-    for (size_t i = 0; i < n; ++i) {
-      size_t len = 0;
-      if (p.targets == 1) {
-        if (m != n || rkeys[i] != keys[i]) return nullptr;
-        len = length(i);
-      } else if (auto known = known_lens.find(keys[i]); known != known_lens.end()) {
-        len = static_cast<size_t>(known->second);
-      } else {
-        p.placement_impossible = true;
-        return nullptr;
-      }
-      offsets[i + 1] = offsets[i] + len * value_size;
-    }
-    p.placed = p.destination.values(offsets[n]);
-    if (p.placed == nullptr) {
-      p.placement_impossible = true;
-      return nullptr;
-    }
-    p.placed_offsets = std::move(offsets);
-  }
-  // This response's keys must be a run of the request's, with the lengths the layout assumed.
-  const size_t first = static_cast<size_t>(std::lower_bound(keys, keys + n, rkeys[0]) - keys);
-  if (first + m > n || std::memcmp(keys + first, rkeys, m * sizeof(Key)) != 0) return nullptr;
-  for (size_t j = 0; j < m; ++j) {
-    if (p.placed_offsets[first + j + 1] - p.placed_offsets[first + j] != length(j) * value_size) {
-      return nullptr;
-    }
-  }
-  return p.placed + p.placed_offsets[first];
-}
-
-std::string KVClientCore::State::Assemble(Pending& p) {
-  const Key* keys = p.keys.as<Key>();
-  const size_t n = p.keys.count<Key>();
-  struct Source {
-    size_t response = SIZE_MAX;
-    size_t offset = 0;  // in the response's values
-  };
-  std::vector<Source> source(n);
-  std::vector<int32_t> lens(n, 0);
-  std::vector<Buffer> values;  // per response
-  for (const Message& r : p.responses) {
-    const Key* rkeys = r.keys.as<Key>();
-    const size_t rn = r.num_keys();
-    values.push_back(r.vals_buffer());
-    const int32_t* rlens = r.lens.as<int32_t>();
-    size_t uniform = rn == 0 ? 0 : values.back().size() / value_size / rn;
-    if (rlens == nullptr && uniform * rn * value_size != values.back().size()) {
-      return StrCat(Prefix(), "server rank ", r.meta.sender(), " answered ", values.back().size(),
-                    " bytes of values for ", rn, " keys without lengths");
-    }
-    size_t offset = 0;
-    for (size_t j = 0; j < rn; ++j) {
-      const Key* at = std::lower_bound(keys, keys + n, rkeys[j]);
-      size_t pos = static_cast<size_t>(at - keys);
-      if (at == keys + n || *at != rkeys[j] || source[pos].response != SIZE_MAX) {
-        return StrCat(Prefix(), "server rank ", r.meta.sender(), " answered key ", rkeys[j],
-                      at != keys + n && *at == rkeys[j] ? " twice" : ", which was not requested");
-      }
-      lens[pos] = rlens ? rlens[j] : static_cast<int32_t>(uniform);
-      source[pos] = {values.size() - 1, offset};
-      offset += static_cast<size_t>(lens[pos]) * value_size;
-    }
-  }
-  std::vector<size_t> offsets(n + 1, 0);
-  for (size_t i = 0; i < n; ++i) {
-    if (source[i].response == SIZE_MAX) {
-      return StrCat(Prefix(), "no server answered key ", keys[i], " of a ", OperationName(p.op),
-                    " of ", n, " keys");
-    }
-    offsets[i + 1] = offsets[i] + static_cast<size_t>(lens[i]) * value_size;
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    for (size_t i = 0; i < n; ++i) known_lens[keys[i]] = lens[i];
-  }
-  uint8_t* out = nullptr;
-  if (p.placed != nullptr && p.placed_offsets == offsets) {
-    out = p.placed;  // the layout guessed in Place holds: placed values are where they belong
-  } else {
-    if (p.placed != nullptr) {
-      // Some values were received in place at offsets that turned out wrong: move them aside
-      // before the destination is laid out anew.
-      for (Buffer& v : values) {
-        if (v.data() >= p.placed && v.data() < p.placed + p.placed_offsets.back()) {
-          v = Buffer::Copy(v.data(), v.size());
-        }
-      }
-    }
-    out = p.destination.values(offsets[n]);
-    if (out == nullptr && offsets[n] > 0) {
-      return StrCat(Prefix(), "the destination buffer does not hold the ", offsets[n],
-                    " bytes pulled for ", n, " keys");
-    }
-  }
-  for (size_t i = 0; i < n; ++i) {
-    const uint8_t* from = values[source[i].response].data() + source[i].offset;
-    const size_t bytes = offsets[i + 1] - offsets[i];
-    if (bytes > 0 && from != out + offsets[i]) std::memcpy(out + offsets[i], from, bytes);
-  }
-  if (p.destination.lengths) {
-    int32_t* out_lens = p.destination.lengths(n);
-    if (out_lens == nullptr)
-      return StrCat(Prefix(), "the lengths buffer does not hold ", n, " entries");
-    std::copy(lens.begin(), lens.end(), out_lens);
-  }
-  return "";
+  if (it == pending.end() || !it->second->pull) return nullptr;
+  return it->second->pull->Place(header, known_lens);
 }
 
 void KVClientCore::State::Complete(int ts) {
@@ -260,7 +121,15 @@ void KVClientCore::State::Complete(int ts) {
     pending.erase(it);
   }
   std::string error = tracker.ErrorOf(ts);
-  if (error.empty() && p->op != Operation::kPush) error = Assemble(*p);
+  if (error.empty() && p->pull) {
+    std::vector<int32_t> lens;
+    error = p->pull->Assemble(Prefix(), OperationName(p->op), &lens);
+    if (error.empty()) {
+      std::lock_guard<std::mutex> lock(mu);
+      const Key* keys = p->pull->keys().as<Key>();
+      for (size_t i = 0; i < lens.size(); ++i) known_lens[keys[i]] = lens[i];
+    }
+  }
   if (error.empty() && p->callback) {
     try {
       p->callback();
@@ -325,10 +194,11 @@ int KVClientCore::Submit(Request request) {
 
   auto pending = std::make_shared<State::Pending>();
   pending->op = request.op;
-  pending->keys = request.keys;
-  pending->targets = targets;
-  pending->destination = std::move(request.destination);
   pending->callback = std::move(request.callback);
+  if (request.op != Operation::kPush) {
+    pending->pull = std::make_unique<PullAssembly>(request.keys, targets,
+                                                   std::move(request.destination), s.value_size);
+  }
   int ts = s.tracker.Start(2 * targets);  // each server: the send completes, the response arrives
   {
     std::lock_guard<std::mutex> lock(s.mu);
