@@ -64,7 +64,7 @@ uint8_t* PullAssembly::Place(const DecodedHeader& header, const KnownLengths& kn
 }
 
 std::string PullAssembly::Assemble(const std::string& prefix, const char* what,
-                                  std::vector<int32_t>* lens_out) {
+                                   std::vector<int32_t>* lens_out) {
   const Key* keys = keys_.as<Key>();
   const size_t n = keys_.count<Key>();
   struct Source {
@@ -100,8 +100,7 @@ std::string PullAssembly::Assemble(const std::string& prefix, const char* what,
   std::vector<size_t> offsets(n + 1, 0);
   for (size_t i = 0; i < n; ++i) {
     if (source[i].response == SIZE_MAX) {
-      return StrCat(prefix, "no server answered key ", keys[i], " of a ", what,
-                    " of ", n, " keys");
+      return StrCat(prefix, "no server answered key ", keys[i], " of a ", what, " of ", n, " keys");
     }
     offsets[i + 1] = offsets[i] + static_cast<size_t>(lens[i]) * value_size_;
   }
