@@ -170,7 +170,7 @@ void SessionCore::AttachServer(int app_id, Sink sink) {
 void SessionCore::DetachServer(int app_id) {
   std::lock_guard<std::mutex> lock(sinks_mu_);
   servers_.erase(app_id);
-  detached_servers_[app_id] = true;
+  detached_servers_.insert(app_id);
 }
 
 int SessionCore::AttachClient(Sink sink, Placer placer) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "pacer/config.h"
@@ -81,7 +82,7 @@ class SessionCore {
   std::mutex sinks_mu_;
   std::map<int, Sink> servers_;
   std::map<int, std::vector<Message>> early_requests_;
-  std::map<int, bool> detached_servers_;
+  std::set<int> detached_servers_;
   std::map<int, Sink> clients_;
   std::map<int, Placer> placers_;
   int next_client_id_ = 0;

@@ -124,7 +124,7 @@ void KVClientCore::State::Complete(int ts) {
   if (error.empty() && p->pull) {
     std::vector<int32_t> lens;
     error = p->pull->Assemble(Prefix(), OperationName(p->op), &lens);
-    if (error.empty()) {
+    if (error.empty() && p->pull->targets() > 1) {  // only these place by known lengths
       std::lock_guard<std::mutex> lock(mu);
       const Key* keys = p->pull->keys().as<Key>();
       for (size_t i = 0; i < lens.size(); ++i) known_lens[keys[i]] = lens[i];
@@ -178,19 +178,19 @@ int KVClientCore::Submit(Request request) {
     throw Error(s.Prefix() + "invalid " + OperationName(request.op) + ": " + error);
   }
 
-  // Byte offset of each key's values, for slicing a push by server.
+  const Router& router = s.session.router();
+  std::vector<std::vector<size_t>> slices = router.Slice(keys, n);
+  int targets = 0;
+  for (const auto& slice : slices) targets += !slice.empty();
+  // Byte offset of each key's values, for slicing a push over several servers.
   std::vector<size_t> offsets;
-  if (push) {
+  if (push && targets > 1) {
     offsets.resize(n + 1, 0);
     size_t uniform = request.values.size() / n;
     for (size_t i = 0; i < n; ++i) {
       offsets[i + 1] = offsets[i] + (lens ? static_cast<size_t>(lens[i]) * s.value_size : uniform);
     }
   }
-  const Router& router = s.session.router();
-  std::vector<std::vector<size_t>> slices = router.Slice(keys, n);
-  int targets = 0;
-  for (const auto& slice : slices) targets += !slice.empty();
 
   auto pending = std::make_shared<State::Pending>();
   pending->op = request.op;
@@ -257,7 +257,9 @@ void KVClientCore::Wait(int timestamp) {
     state_->tracker.Wait(timestamp, timeout, /*throw_on_timeout=*/true, &state_->spin);
   } catch (const TimeoutError&) {
     std::lock_guard<std::mutex> lock(state_->mu);
-    state_->pending.erase(timestamp);  // late responses are dropped, never written
+    // Late responses are dropped; values already being received in place still land (see
+    // KVWorker::Wait).
+    state_->pending.erase(timestamp);
     throw;
   }
 }

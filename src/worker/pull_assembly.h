@@ -31,6 +31,7 @@ class PullAssembly {
   std::string Assemble(const std::string& prefix, const char* what, std::vector<int32_t>* lens);
 
   const Buffer& keys() const { return keys_; }
+  int targets() const { return targets_; }
 
  private:
   const Buffer keys_;

@@ -6,7 +6,6 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 #include "pacer/error.h"
@@ -15,6 +14,7 @@
 #include "ps/request_validation.h"
 #include "ps/server/pending_response.h"
 #include "ps/session_core.h"
+#include "ps/str_cat.h"
 
 namespace pacer {
 namespace detail {
@@ -86,17 +86,12 @@ class KVServerCore::Impl {
   }
 
   std::string Validate(const Message& msg, bool push) const {
-    std::ostringstream why;
     size_t vals_bytes = msg.vals_bytes();
     if (msg.meta.value_size() != static_cast<int>(value_size_) && (push || msg.meta.value_size())) {
-      why << "values of " << msg.meta.value_size() << " bytes, but the KVServer of app " << app_id_
-          << " holds values of " << value_size_ << " bytes";
-      return why.str();
+      return StrCat("values of ", msg.meta.value_size(), " bytes, but the KVServer of app ",
+                    app_id_, " holds values of ", value_size_, " bytes");
     }
-    if (!push && vals_bytes > 0) {
-      why << "a pull carries " << vals_bytes << " bytes of values";
-      return why.str();
-    }
+    if (!push && vals_bytes > 0) return StrCat("a pull carries ", vals_bytes, " bytes of values");
     return ValidateKeyValues(msg.keys.as<Key>(), msg.num_keys(), msg.lens.as<int32_t>(),
                              msg.lens.count<int32_t>(), push ? vals_bytes / value_size_ : 0, push);
   }

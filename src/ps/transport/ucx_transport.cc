@@ -12,6 +12,7 @@
 
 #include "pacer/error.h"
 #include "ps/spin_policy.h"
+#include "ps/str_cat.h"
 
 namespace pacer {
 namespace {
@@ -214,10 +215,8 @@ void UcxTransport::OnSendDone(void* request, ucs_status_t status, void* user_dat
 void UcxTransport::FinishSend(SendContext* ctx, ucs_status_t status) {
   std::string error;
   if (status != UCS_OK) {
-    std::ostringstream s;
-    s << "UCX send of " << ctx->bytes << " bytes to rank " << ctx->dst
-      << " failed: " << ucs_status_string(status);
-    error = s.str();
+    error = StrCat("UCX send of ", ctx->bytes, " bytes to rank ", ctx->dst,
+                   " failed: ", ucs_status_string(status));
     LOG(ERROR) << error;
   }
   std::unique_ptr<SendContext> owned(ctx);
@@ -284,13 +283,7 @@ void UcxTransport::OnRndvDone(void* request, ucs_status_t status, size_t length,
   auto* rndv = static_cast<RndvReceive*>(user_data);
   UcxTransport* self = rndv->transport;
   ucp_request_free(request);
-  if (status != UCS_OK) {
-    LOG(ERROR) << "rank " << self->rank_ << ": rendezvous receive from rank "
-               << rndv->header.meta.sender() << " failed: " << ucs_status_string(status);
-    delete rndv;
-    return;
-  }
-  self->rndv_done_.push_back(rndv);
+  self->rndv_done_.emplace_back(rndv, status);
 }
 
 void UcxTransport::FinishRndvReceive(RndvReceive* rndv, ucs_status_t status) {
@@ -316,7 +309,8 @@ bool UcxTransport::RunDeferredWork() {
     to_post.swap(queued_sends_);
   }
   std::vector<Message> received;
-  std::vector<RndvReceive*> to_start, done;
+  std::vector<RndvReceive*> to_start;
+  std::vector<std::pair<RndvReceive*, ucs_status_t>> done;
   std::vector<std::pair<SendContext*, ucs_status_t>> sends_done;
   received.swap(received_);
   to_start.swap(rndv_to_start_);
@@ -325,7 +319,7 @@ bool UcxTransport::RunDeferredWork() {
   for (SendContext* ctx : to_post) Post(ctx);
   for (auto& [ctx, status] : sends_done) FinishSend(ctx, status);
   for (RndvReceive* rndv : to_start) StartRndvReceive(rndv);
-  for (RndvReceive* rndv : done) FinishRndvReceive(rndv, UCS_OK);
+  for (auto& [rndv, status] : done) FinishRndvReceive(rndv, status);
   for (Message& msg : received) handler_(std::move(msg));
   return !(received.empty() && to_start.empty() && done.empty() && sends_done.empty() &&
            to_post.empty());

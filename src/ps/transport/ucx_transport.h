@@ -4,7 +4,6 @@
 #include <ucp/api/ucp.h>
 
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -89,7 +88,7 @@ class UcxTransport : public Transport {
   // completion callbacks may call Send. Progress thread only.
   std::vector<Message> received_;
   std::vector<RndvReceive*> rndv_to_start_;
-  std::vector<RndvReceive*> rndv_done_;
+  std::vector<std::pair<RndvReceive*, ucs_status_t>> rndv_done_;
   std::vector<std::pair<SendContext*, ucs_status_t>> sends_done_;
 };
 
