@@ -1,0 +1,81 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "pacer/dtype.h"
+#include "pacer/span.h"
+
+namespace pacer {
+
+enum class Device : uint8_t { kCpu, kCuda };
+
+// Plain, momentum and Nesterov SGD. Per element, with g = grad_scale * grad + weight_decay * w:
+//   momentum == 0:  w -= lr * g
+//   otherwise:      m = momentum * m + g;  w -= lr * (nesterov ? g + momentum * m : m)
+struct SgdParams {
+  float lr = 0.01f;
+  float momentum = 0.f;
+  bool nesterov = false;
+  float weight_decay = 0.f;
+  float grad_scale = 1.f;  // 1/N to turn a sum over N workers into a mean
+};
+
+// Adam (weight decay added to the gradient) and AdamW (decoupled: w -= lr * wd * w). `step` counts
+// from 1 and sets the bias corrections 1 - beta^step.
+struct AdamParams {
+  float lr = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weight_decay = 0.f;
+  bool decoupled_weight_decay = false;
+  int64_t step = 1;
+  float grad_scale = 1.f;
+};
+
+// The gradient hot path: every byte a server receives is summed here once and every update
+// applied once. All operations read each input once and write each output once. Pointers are host
+// memory on the CPU back end and device memory (from Allocate) on the CUDA back end. Counts are in
+// elements; inputs may alias the output (in-place accumulation) but outputs never overlap each
+// other. Bad arguments (null pointers, more than kMaxInputs inputs, optimizer state missing) throw
+// pacer::Error naming what was wrong.
+class Reducer {
+ public:
+  static constexpr size_t kMaxInputs = 16;
+
+  virtual ~Reducer() = default;
+  virtual Device device() const = 0;
+  virtual std::string Describe() const = 0;  // e.g. "cpu avx512 x2 threads"
+
+  // out = scale * (inputs[0] + ... + inputs[n-1]); inputs may differ in type from each other and
+  // from out. n may be 1 (a scaled copy or cast).
+  virtual void Sum(Span<const ConstArray> inputs, MutableArray out, size_t count,
+                   float scale = 1.f) = 0;
+  // fp32 <-> fp16/bf16 (any pair of types).
+  virtual void Cast(ConstArray in, MutableArray out, size_t count) = 0;
+  // momentum_buf may be null only when params.momentum == 0.
+  virtual void SgdStep(const SgdParams& params, float* weights, float* momentum_buf,
+                       ConstArray grad, size_t count) = 0;
+  virtual void AdamStep(const AdamParams& params, float* weights, float* m, float* v,
+                        ConstArray grad, size_t count) = 0;
+
+  // Memory the back end's kernels can read: host memory for the CPU, device memory for CUDA.
+  virtual void* Allocate(size_t bytes) = 0;
+  virtual void Free(void* p) = 0;
+  virtual void CopyIn(void* dst, const void* host_src, size_t bytes) = 0;
+  virtual void CopyOut(void* host_dst, const void* src, size_t bytes) = 0;
+  // Waits until every operation issued so far is complete (the CPU back end is synchronous).
+  virtual void Synchronize() = 0;
+};
+
+// threads: 0 = one per core. Operations on fewer than a few hundred KiB run on the calling thread.
+std::unique_ptr<Reducer> MakeCpuReducer(int threads = 0);
+
+// The CUDA back end where it was built and a device answers, else the CPU back end with one log
+// line saying why.
+std::unique_ptr<Reducer> MakeReducer(Device preferred, int cpu_threads = 0);
+
+}  // namespace pacer

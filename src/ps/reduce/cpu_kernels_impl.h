@@ -1,0 +1,185 @@
+#pragma once
+
+// The CPU kernels, written once over the lane policies of simd_vec.h and instantiated by each
+// instruction-set translation unit (kernels_portable.cc, kernels_avx2.cc, kernels_avx512.cc),
+// which defines PACER_SIMD_ISA, PACER_KERNEL_NAMESPACE, PACER_KERNEL_TABLE and PACER_KERNEL_ISA
+// first. Each element is read once per input and written once; tails take the one-lane policy
+// with the same order of operations, so a result does not depend on where a thread's range starts.
+
+#include <cstdint>
+#include <type_traits>
+
+#include "ps/reduce/kernel_table.h"
+#include "ps/reduce/simd_vec.h"
+
+namespace pacer::PACER_KERNEL_NAMESPACE {
+
+constexpr size_t kUnroll = 4;  // vectors in flight per input: enough loads to cover latency
+
+// acc[u] (=|+=) input[i + u*lanes], for an input whose type is known only at run time. The
+// branch is taken once per block per input, the same way every time.
+template <class L, size_t kU, bool kFirst>
+inline void Accumulate(typename L::V* acc, const void* input, DType type, size_t i) {
+  auto add = [&](const auto* p) {
+    for (size_t u = 0; u < kU; ++u) {
+      const typename L::V x = L::Load(p + i + u * L::kLanes);
+      acc[u] = kFirst ? x : L::Add(acc[u], x);
+    }
+  };
+  switch (type) {
+    case DType::kF32:
+      add(static_cast<const float*>(input));
+      break;
+    case DType::kF16:
+      add(static_cast<const F16*>(input));
+      break;
+    default:  // DType::kBF16; a default lets the compiler see acc always written
+      add(static_cast<const BF16*>(input));
+      break;
+  }
+}
+
+template <class L, size_t kU, bool kStream, class Out>
+inline void SumAt(const reduce::SumJob& job, Out* out, typename L::V scale, size_t i) {
+  typename L::V acc[kU];
+  Accumulate<L, kU, true>(acc, job.in[0], job.in_type[0], i);
+  for (int j = 1; j < job.inputs; ++j) Accumulate<L, kU, false>(acc, job.in[j], job.in_type[j], i);
+  for (size_t u = 0; u < kU; ++u) {
+    L::template Store<kStream>(out + i + u * L::kLanes, L::Mul(acc[u], scale));
+  }
+}
+
+template <class Out, bool kStream>
+void SumKernel(const reduce::SumJob& job, size_t begin, size_t end) {
+  Out* out = static_cast<Out*>(job.out);
+  size_t i = begin;
+  if constexpr (kStream) {  // non-temporal stores need a 64-byte-aligned destination
+    for (; i < end && reinterpret_cast<uintptr_t>(out + i) % 64 != 0; ++i) {
+      SumAt<Narrow, 1, false>(job, out, job.scale, i);
+    }
+  }
+  constexpr size_t kStep = kUnroll * Wide::kLanes;
+  const typename Wide::V scale = Wide::Set1(job.scale);
+  for (; i + kStep <= end; i += kStep) SumAt<Wide, kUnroll, kStream>(job, out, scale, i);
+  for (; i < end; ++i) SumAt<Narrow, 1, false>(job, out, job.scale, i);
+  if constexpr (kStream) _mm_sfence();  // order the streamed lines before the caller reads them
+}
+
+void Sum(const reduce::SumJob& job, size_t begin, size_t end) {
+  auto run = [&](auto* out_type) {
+    using Out = std::remove_pointer_t<decltype(out_type)>;
+    if (job.stream_out) {
+      SumKernel<Out, true>(job, begin, end);
+    } else {
+      SumKernel<Out, false>(job, begin, end);
+    }
+  };
+  switch (job.out_type) {
+    case DType::kF32:
+      run(static_cast<float*>(nullptr));
+      break;
+    case DType::kF16:
+      run(static_cast<F16*>(nullptr));
+      break;
+    case DType::kBF16:
+      run(static_cast<BF16*>(nullptr));
+      break;
+  }
+}
+
+// Calls body(static_cast<const G*>(grad)) with G the gradient's element type.
+template <class Body>
+inline void WithGradType(const ConstArray& grad, Body&& body) {
+  switch (grad.type) {
+    case DType::kF32:
+      body(static_cast<const float*>(grad.data));
+      break;
+    case DType::kF16:
+      body(static_cast<const F16*>(grad.data));
+      break;
+    case DType::kBF16:
+      body(static_cast<const BF16*>(grad.data));
+      break;
+  }
+}
+
+// Runs step(L, i) over [begin, end): wide blocks, then one-lane tails.
+template <class Step>
+inline void ForEachLane(size_t begin, size_t end, Step&& step) {
+  size_t i = begin;
+  for (; i + Wide::kLanes <= end; i += Wide::kLanes) step(Wide{}, i);
+  for (; i < end; ++i) step(Narrow{}, i);
+}
+
+template <bool kMomentum, bool kNesterov, class G>
+void SgdKernel(const reduce::SgdJob& job, const G* grad, size_t begin, size_t end) {
+  const SgdParams& p = job.params;
+  ForEachLane(begin, end, [&](auto lanes, size_t i) {
+    using L = decltype(lanes);
+    const typename L::V w = L::Load(job.weights + i);
+    const typename L::V g = L::Add(L::Mul(L::Load(grad + i), L::Set1(p.grad_scale)),
+                                   L::Mul(w, L::Set1(p.weight_decay)));
+    typename L::V update = g;
+    if constexpr (kMomentum) {
+      const typename L::V m = L::Add(L::Mul(L::Load(job.momentum + i), L::Set1(p.momentum)), g);
+      L::template Store<false>(job.momentum + i, m);
+      update = kNesterov ? L::Add(g, L::Mul(m, L::Set1(p.momentum))) : m;
+    }
+    L::template Store<false>(job.weights + i, L::Add(w, L::Mul(update, L::Set1(-p.lr))));
+  });
+}
+
+void Sgd(const reduce::SgdJob& job, size_t begin, size_t end) {
+  WithGradType(job.grad, [&](const auto* grad) {
+    if (job.params.momentum == 0.f) {
+      SgdKernel<false, false>(job, grad, begin, end);
+    } else if (job.params.nesterov) {
+      SgdKernel<true, true>(job, grad, begin, end);
+    } else {
+      SgdKernel<true, false>(job, grad, begin, end);
+    }
+  });
+}
+
+template <bool kDecoupled, class G>
+void AdamKernel(const reduce::AdamJob& job, const G* grad, size_t begin, size_t end) {
+  const AdamParams& p = job.params;
+  ForEachLane(begin, end, [&](auto lanes, size_t i) {
+    using L = decltype(lanes);
+    const typename L::V w = L::Load(job.weights + i);
+    typename L::V g = L::Mul(L::Load(grad + i), L::Set1(p.grad_scale));
+    if constexpr (!kDecoupled) g = L::Add(g, L::Mul(w, L::Set1(p.weight_decay)));
+    const typename L::V m =
+        L::Add(L::Mul(L::Load(job.m + i), L::Set1(p.beta1)), L::Mul(g, L::Set1(1.f - p.beta1)));
+    const typename L::V v = L::Add(L::Mul(L::Load(job.v + i), L::Set1(p.beta2)),
+                                   L::Mul(L::Mul(g, g), L::Set1(1.f - p.beta2)));
+    L::template Store<false>(job.m + i, m);
+    L::template Store<false>(job.v + i, v);
+    const typename L::V denom = L::Add(L::Sqrt(L::Mul(v, L::Set1(job.inv_bias2))), L::Set1(p.eps));
+    typename L::V update = L::Div(L::Mul(m, L::Set1(job.inv_bias1)), denom);
+    if constexpr (kDecoupled) update = L::Add(update, L::Mul(w, L::Set1(p.weight_decay)));
+    L::template Store<false>(job.weights + i, L::Add(w, L::Mul(update, L::Set1(-p.lr))));
+  });
+}
+
+void Adam(const reduce::AdamJob& job, size_t begin, size_t end) {
+  WithGradType(job.grad, [&](const auto* grad) {
+    if (job.params.decoupled_weight_decay) {
+      AdamKernel<true>(job, grad, begin, end);
+    } else {
+      AdamKernel<false>(job, grad, begin, end);
+    }
+  });
+}
+
+}  // namespace pacer::PACER_KERNEL_NAMESPACE
+
+namespace pacer::reduce {
+
+const KernelTable& PACER_KERNEL_TABLE() {
+  static const KernelTable table{PACER_KERNEL_ISA, &PACER_KERNEL_NAMESPACE::Sum,
+                                 &PACER_KERNEL_NAMESPACE::Sgd, &PACER_KERNEL_NAMESPACE::Adam};
+  return table;
+}
+
+}  // namespace pacer::reduce
