@@ -4,7 +4,7 @@ MAKEFLAGS += --no-print-directory
 JOBS ?= $(shell nproc)
 MPIRUN := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe
 
-.PHONY: all deps configure build demo test bench-kv format clean
+.PHONY: all deps configure build demo test bench-kv bench-reduce format clean
 
 all: build
 
@@ -26,8 +26,11 @@ test: build
 bench-kv: build
 	python3 scripts/bench_kv.py
 
+bench-reduce: build
+	$(BUILD)/bin/pacer-reduce-bench --sizes=1MB,16MB,64MB,256MB --targets --json=$(BUILD)/reduce-bench.json
+
 format:
-	@git ls-files '*.h' '*.cc' '*.cu' | xargs clang-format -i
+	@git ls-files '*.h' '*.cc' '*.cu' '*.cuh' | xargs clang-format -i
 
 clean:
 	rm -rf $(BUILD)

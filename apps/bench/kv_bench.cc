@@ -24,6 +24,7 @@
 
 #include "allreduce_compare.h"
 #include "bench_keys.h"
+#include "list_flag.h"
 
 DEFINE_string(sizes, "4096,65536,1048576,16777216", "bytes per server per operation");
 DEFINE_string(window, "1,8", "operations in flight per worker");
@@ -55,15 +56,6 @@ struct Point {
   double p99_us;
   double gbps;
 };
-
-std::vector<std::string> Split(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream ss(list);
-  for (std::string item; std::getline(ss, item, ',');) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 [[noreturn]] void Fail(const std::string& why) {
   std::fprintf(stderr, "pacer-kv-bench: %s\n", why.c_str());
@@ -219,14 +211,14 @@ int RunWorker(Session& session, MPI_Comm workers) {
                 "p99 us", "GB/s");
   }
   int index = 0;
-  for (const std::string& size_text : Split(FLAGS_sizes)) {
+  for (const std::string& size_text : SplitList(FLAGS_sizes)) {
     size_t size = std::stoull(size_text);
     if (size == 0 || size % sizeof(float) != 0)
       Fail("size " + size_text + " is not a multiple of 4");
-    for (const std::string& name : Split(FLAGS_ops)) {
+    for (const std::string& name : SplitList(FLAGS_ops)) {
       Op op = name == "push" ? Op::kPush : name == "pull" ? Op::kPull : Op::kPushPull;
       if (name != "push" && name != "pull" && name != "pushpull") Fail("unknown op " + name);
-      for (const std::string& w : Split(FLAGS_window)) {
+      for (const std::string& w : SplitList(FLAGS_window)) {
         Point p = runner.Run(index++, op, name, size, std::stoi(w));
         points.push_back(p);
         if (printer) {

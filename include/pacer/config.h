@@ -26,6 +26,11 @@ struct Config {
   // this host's servers and workers fit its cores, else 0 (spinning on a full host starves the
   // thread that is waited for).
   int spin_us = -1;
+  // --reduce_device: where sums and optimizer steps run, "cpu" or "cuda" (the CPU, with one log
+  // line, where no CUDA device is usable).
+  std::string reduce_device = "cpu";
+  // --reduce_threads: CPU threads of one sum or step; 0 = one per core.
+  int reduce_threads = 0;
 
   // Reads the flags (after ParseCommandLine) and their PACER_ environment twins.
   static Config FromFlags();

@@ -10,6 +10,7 @@
 #include "pacer/detail/kv_server_core.h"
 #include "pacer/error.h"
 #include "pacer/kv_pairs.h"
+#include "pacer/reducer.h"
 #include "pacer/session.h"
 #include "pacer/span.h"
 
@@ -149,16 +150,15 @@ class KVServer {
     core_.Respond(meta, req.data.keys, std::move(vals), Buffer::FromVector(std::move(lens)));
   }
 
-  // dst = a + b; dst may be a (in place), never b.
-  static void Add(T* dst, const T* a, const T* __restrict b, size_t n) {
-    if (dst == a) {
-      AddInPlace(dst, b, n);
+  // dst = a + b; dst may be a (in place), never b. Floats take the session's Reducer (vectorized,
+  // multi-threaded for large values); other types a plain loop.
+  void Add(T* dst, const T* a, const T* b, size_t n) {
+    if constexpr (std::is_same_v<T, float>) {
+      const ConstArray inputs[2] = {{a, DType::kF32}, {b, DType::kF32}};
+      core_.reducer().Sum(Span<const ConstArray>(inputs, 2), {dst, DType::kF32}, n);
     } else {
       for (size_t j = 0; j < n; ++j) dst[j] = a[j] + b[j];
     }
-  }
-  static void AddInPlace(T* __restrict dst, const T* __restrict src, size_t n) {
-    for (size_t j = 0; j < n; ++j) dst[j] += src[j];
   }
 
   Handler handler_;

@@ -43,6 +43,21 @@ class KVWorker {
         {detail::Operation::kPush, View(keys), View(vals), View(lens), {}, std::move(cb), cmd});
   }
 
+  // Pushes the element-wise sum of several local buffers of the same keys (the gradients of
+  // several GPUs or micro-batches of this worker), summed in one pass by the session's Reducer:
+  // the caller may reuse its buffers at once. Floats only; at most Reducer::kMaxInputs buffers.
+  int PushSum(const std::vector<Key>& keys, const std::vector<Span<const T>>& local_vals,
+              const std::vector<int>& lens = {}, int cmd = 0, Callback cb = nullptr) {
+    static_assert(std::is_same_v<T, float>, "PushSum sums float values");
+    return core_.Submit({detail::Operation::kPush,
+                         Copy(keys),
+                         core_.SumOf(local_vals),
+                         Copy(lens),
+                         {},
+                         std::move(cb),
+                         cmd});
+  }
+
   // Pulls into *vals (resized to fit) and, if given, the per-key counts into *lens.
   int Pull(const std::vector<Key>& keys, std::vector<T>* vals, std::vector<int>* lens = nullptr,
            int cmd = 0, Callback cb = nullptr) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "pacer/config.h"
+#include "pacer/reducer.h"
 #include "pacer/types.h"
 
 namespace pacer {
@@ -37,6 +38,9 @@ class Session {
   // "ucx" or "mpi".
   std::string transport_name() const;
   const Config& config() const;
+  // Sums and optimizer steps on config().reduce_device, shared by this rank's servers and workers
+  // (and free for the caller's own local aggregation).
+  Reducer& reducer();
 
   // Blocks until every node of `group` (NodeGroup bits) has called Barrier with the same group.
   // Throws TimeoutError after config().timeout_s or `timeout`.

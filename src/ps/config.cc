@@ -52,6 +52,11 @@ DEFINE_int64(rndv_threshold,
 DEFINE_int32(spin_us, pacer::EnvInt("PACER_SPIN_US", pacer::kDefaults.spin_us),
              "microseconds the progress thread polls before blocking; -1 chooses");
 
+DEFINE_string(reduce_device, pacer::EnvString("PACER_REDUCE_DEVICE", "cpu"),
+              "where sums and optimizer steps run: cpu or cuda");
+DEFINE_int32(reduce_threads, pacer::EnvInt("PACER_REDUCE_THREADS", pacer::kDefaults.reduce_threads),
+             "CPU threads of one sum or optimizer step; 0 = one per core");
+
 namespace pacer {
 
 Config Config::FromFlags() {
@@ -63,6 +68,8 @@ Config Config::FromFlags() {
   c.max_inflight_bytes = FLAGS_max_inflight_bytes;
   c.rndv_threshold = FLAGS_rndv_threshold;
   c.spin_us = FLAGS_spin_us;
+  c.reduce_device = FLAGS_reduce_device;
+  c.reduce_threads = FLAGS_reduce_threads;
   return c;
 }
 

@@ -28,6 +28,7 @@ int Session::num_workers() const { return core_->num_workers(); }
 int Session::role_index() const { return core_->role_index(); }
 std::string Session::transport_name() const { return core_->transport_name(); }
 const Config& Session::config() const { return core_->config(); }
+Reducer& Session::reducer() { return core_->reducer(); }
 
 void Session::Barrier(int group) {
   Barrier(group, std::chrono::milliseconds(static_cast<int64_t>(config().timeout_s * 1000)));

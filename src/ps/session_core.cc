@@ -137,6 +137,17 @@ Role SessionCore::RoleOf(int rank) const {
   return rank <= config_.servers ? Role::kServer : Role::kWorker;
 }
 
+Reducer& SessionCore::reducer() {
+  std::call_once(reducer_once_, [this] {
+    const std::string& device = config_.reduce_device;
+    if (device != "cpu" && device != "cuda") {
+      throw Error("--reduce_device=" + device + ": expected cpu or cuda");
+    }
+    reducer_ = MakeReducer(device == "cuda" ? Device::kCuda : Device::kCpu, config_.reduce_threads);
+  });
+  return *reducer_;
+}
+
 int SessionCore::role_index() const {
   switch (role_) {
     case Role::kScheduler:

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pacer/config.h"
+#include "pacer/reducer.h"
 #include "pacer/types.h"
 #include "ps/message.h"
 #include "ps/routing.h"
@@ -38,6 +39,9 @@ class SessionCore {
   const Config& config() const { return config_; }
   Transport& transport() { return *transport_; }
   const Router& router() const { return router_; }
+  // The sums and optimizer steps of this rank's servers and workers, made on first use from
+  // config().reduce_device and reduce_threads; throws Error on an unknown device.
+  Reducer& reducer();
   Role role() const { return role_; }
   int rank() const { return rank_; }
   int num_servers() const { return config_.servers; }
@@ -71,6 +75,8 @@ class SessionCore {
 
   Config config_;
   std::unique_ptr<Transport> transport_;
+  std::once_flag reducer_once_;
+  std::unique_ptr<Reducer> reducer_;
   Router router_;
   int rank_;
   int size_;

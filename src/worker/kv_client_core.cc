@@ -250,6 +250,26 @@ Buffer KVClientCore::Copy(const void* data, size_t bytes) {
   return copy;
 }
 
+Buffer KVClientCore::SumOf(const std::vector<Span<const float>>& inputs) {
+  if (inputs.empty() || inputs.size() > Reducer::kMaxInputs) {
+    throw Error("PushSum of " + std::to_string(inputs.size()) + " local buffers; between 1 and " +
+                std::to_string(Reducer::kMaxInputs) + " are supported");
+  }
+  std::vector<ConstArray> arrays;
+  for (const Span<const float>& in : inputs) {
+    if (in.size() != inputs[0].size()) {
+      throw Error("PushSum: local buffer " + std::to_string(arrays.size()) + " holds " +
+                  std::to_string(in.size()) + " values, buffer 0 holds " +
+                  std::to_string(inputs[0].size()));
+    }
+    arrays.push_back({in.data(), DType::kF32});
+  }
+  uint8_t* out = nullptr;
+  Buffer sum = state_->pool.Allocate(inputs[0].size() * sizeof(float), &out);
+  state_->session.reducer().Sum(arrays, {out, DType::kF32}, inputs[0].size());
+  return sum;
+}
+
 void KVClientCore::Wait(int timestamp) {
   auto timeout =
       std::chrono::milliseconds(static_cast<int64_t>(state_->session.config().timeout_s * 1000));

@@ -7,6 +7,7 @@
 
 #include "pacer/buffer.h"
 #include "pacer/session.h"
+#include "pacer/span.h"
 
 namespace pacer {
 namespace detail {
@@ -46,6 +47,9 @@ class KVClientCore {
   // A copy of `bytes` bytes in a recycled buffer (Push copies the caller's vectors: large fresh
   // allocations would cost a page fault per 4 KiB every time).
   Buffer Copy(const void* data, size_t bytes);
+  // The element-wise sum of equally long float arrays (at most Reducer::kMaxInputs), made by the
+  // session's Reducer in one pass into a recycled buffer. Throws Error naming a mismatched input.
+  Buffer SumOf(const std::vector<Span<const float>>& inputs);
   // Throws Error if the request failed or `timestamp` is unknown, TimeoutError after timeout_s.
   void Wait(int timestamp);
   // Returns false if the request has not finished within `timeout`.

@@ -57,6 +57,7 @@ class KVServerCore {
   void Start();
   int num_shards() const;
   int rank() const;
+  Reducer& reducer();
   // A recycled buffer of `bytes` bytes (for stored values: fresh allocations would cost a page
   // fault per 4 KiB on every copy-on-write).
   Buffer Allocate(size_t bytes, uint8_t** writable);

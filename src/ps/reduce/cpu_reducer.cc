@@ -1,5 +1,7 @@
 #include "ps/reduce/cpu_reducer.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -8,6 +10,7 @@
 #include <thread>
 
 #include "pacer/error.h"
+#include "ps/reduce/operand_checks.h"
 #include "ps/reduce/thread_pool.h"
 
 namespace pacer::reduce {
@@ -19,6 +22,7 @@ constexpr size_t kMinBytesPerThread = 512 * 1024;
 // Outputs at least this large that alias no input are written with non-temporal stores, which
 // skip reading each line before writing it (a third less traffic for a two-input sum).
 constexpr size_t kStreamOutputBytes = 4 << 20;
+constexpr size_t kHugePageBytes = 2 << 20;
 // Thread ranges start on multiples of this many elements: whole cache lines for every type.
 constexpr size_t kPartAlignment = 64;
 
@@ -63,9 +67,8 @@ class CpuReducer final : public Reducer {
 
   void SgdStep(const SgdParams& params, float* weights, float* momentum_buf, ConstArray grad,
                size_t count) override {
+    CheckSgdOperands(params, weights, momentum_buf, grad, count);
     const bool momentum = params.momentum != 0.f;
-    CheckOptimizerOperands("SGD", weights, grad.data, momentum ? momentum_buf : weights,
-                           "momentum buffer (momentum is not 0)", weights, "", count);
     SgdJob job{params, weights, momentum_buf, grad};
     const size_t bytes = count * ((momentum ? 16 : 8) + SizeOf(grad.type));
     ForRanges(count, bytes, [&](size_t b, size_t e) { kernels_.sgd(job, b, e); });
@@ -73,11 +76,7 @@ class CpuReducer final : public Reducer {
 
   void AdamStep(const AdamParams& params, float* weights, float* m, float* v, ConstArray grad,
                 size_t count) override {
-    CheckOptimizerOperands("Adam", weights, grad.data, m, "first moment m", v, "second moment v",
-                           count);
-    if (params.step < 1) {
-      throw Error("Adam: step must count from 1, got " + std::to_string(params.step));
-    }
+    CheckAdamOperands(params, weights, m, v, grad, count);
     AdamJob job;
     job.params = params;
     const double t = static_cast<double>(params.step);
@@ -91,9 +90,14 @@ class CpuReducer final : public Reducer {
     ForRanges(count, bytes, [&](size_t b, size_t e) { kernels_.adam(job, b, e); });
   }
 
+  // Large buffers on transparent huge pages: hardware prefetchers stop at page boundaries, and a
+  // sum over many 4 KiB-paged inputs restarts every stream each 4 KiB.
   void* Allocate(size_t bytes) override {
-    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    const size_t alignment = bytes >= kHugePageBytes ? kHugePageBytes : 64;
+    const size_t rounded = (bytes + alignment - 1) / alignment * alignment;
+    void* p = std::aligned_alloc(alignment, std::max<size_t>(rounded, alignment));
     if (p == nullptr) throw Error("CPU reducer: cannot allocate " + std::to_string(bytes) + " B");
+    if (alignment == kHugePageBytes) madvise(p, rounded, MADV_HUGEPAGE);  // a hint: may be ignored
     return p;
   }
   void Free(void* p) override { std::free(p); }
@@ -128,36 +132,6 @@ class CpuReducer final : public Reducer {
 
 }  // namespace
 
-void CheckSumOperands(Span<const ConstArray> inputs, const MutableArray& out, size_t count) {
-  if (inputs.empty() || inputs.size() > Reducer::kMaxInputs) {
-    throw Error("Sum: " + std::to_string(inputs.size()) + " inputs; between 1 and " +
-                std::to_string(Reducer::kMaxInputs) + " are supported");
-  }
-  if (count == 0) return;
-  for (size_t j = 0; j < inputs.size(); ++j) {
-    if (inputs[j].data == nullptr) {
-      throw Error("Sum: input " + std::to_string(j) + " is null (count " + std::to_string(count) +
-                  ")");
-    }
-  }
-  if (out.data == nullptr) throw Error("Sum: output is null (count " + std::to_string(count) + ")");
-}
-
-void CheckOptimizerOperands(const char* op, const float* weights, const void* grad,
-                            const float* state1, const char* state1_name, const float* state2,
-                            const char* state2_name, size_t count) {
-  if (count == 0) return;
-  const char* missing = weights == nullptr  ? "weights"
-                        : grad == nullptr   ? "gradient"
-                        : state1 == nullptr ? state1_name
-                        : state2 == nullptr ? state2_name
-                                            : nullptr;
-  if (missing != nullptr) {
-    throw Error(std::string(op) + " step: " + missing + " is null (count " + std::to_string(count) +
-                ")");
-  }
-}
-
 std::unique_ptr<Reducer> MakeCpuReducer(int threads, const KernelTable& kernels) {
   return std::make_unique<CpuReducer>(threads, kernels);
 }
@@ -166,8 +140,15 @@ std::unique_ptr<Reducer> MakeCpuReducer(int threads, const KernelTable& kernels)
 
 namespace pacer {
 
+// PACER_CPU_ISA=portable|avx2|avx512 caps the instruction set (to compare them, or to rule one
+// out); by default the best this CPU has runs.
 std::unique_ptr<Reducer> MakeCpuReducer(int threads) {
-  return reduce::MakeCpuReducer(threads, *reduce::SupportedKernels().back());
+  const std::vector<const reduce::KernelTable*> tables = reduce::SupportedKernels();
+  const char* cap = std::getenv("PACER_CPU_ISA");
+  for (auto it = tables.rbegin(); cap != nullptr && it != tables.rend(); ++it) {
+    if (std::string((*it)->isa) == cap) return reduce::MakeCpuReducer(threads, **it);
+  }
+  return reduce::MakeCpuReducer(threads, *tables.back());
 }
 
 }  // namespace pacer

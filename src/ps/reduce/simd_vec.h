@@ -13,6 +13,7 @@
 // GCC 12 warns that the AVX-512 narrowing intrinsics read an uninitialized __Y: its headers start
 // them from _mm256_undefined_si256(), on purpose.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include <cmath>
 #include <cstddef>

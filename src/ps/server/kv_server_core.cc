@@ -279,6 +279,7 @@ KVServerCore::~KVServerCore() = default;
 void KVServerCore::Start() { impl_->Start(); }
 int KVServerCore::num_shards() const { return impl_->num_shards(); }
 int KVServerCore::rank() const { return impl_->session().rank(); }
+Reducer& KVServerCore::reducer() { return impl_->session().reducer(); }
 Buffer KVServerCore::Allocate(size_t bytes, uint8_t** writable) {
   return impl_->pool().Allocate(bytes, writable);
 }

@@ -1,0 +1,65 @@
+#include "reduce_bench_targets.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace pacer::bench {
+namespace {
+
+// Bytes of all the buffers an operation touches.
+size_t WorkingSet(const Point& p) {
+  if (p.op == "sum") return (p.inputs + 1) * p.size;
+  if (p.op == "sum_inplace") return p.inputs * p.size;
+  if (p.op == "sgd") return 2 * p.size;
+  if (p.op == "momentum") return 3 * p.size;
+  return 4 * p.size;  // adam
+}
+
+const Point* Find(const std::vector<Point>& points, const Point& like, const std::string& op) {
+  for (const Point& p : points) {
+    if (p.op == op && p.size == like.size && p.threads == like.threads && p.device == like.device) {
+      return &p;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool JudgeTargets(const std::vector<Point>& points, size_t last_level_cache_bytes) {
+  int judged = 0, met = 0;
+  std::printf("# targets (buffers past the %zu MiB last-level cache)\n",
+              last_level_cache_bytes >> 20);
+  for (const Point& p : points) {
+    const bool sum = p.op == "sum" || p.op == "sum_inplace";
+    const bool step = p.op == "sgd" || p.op == "momentum" || p.op == "adam";
+    if ((!sum && !step) || WorkingSet(p) <= last_level_cache_bytes) continue;
+    const bool cuda = p.device == "cuda";
+    // An out-of-place sum writes lines it never read, which costs the CPU a read of each first:
+    // it is held to the loop of the same shape, c = a + b, not to a += b.
+    const char* ref_name = cuda ? "d2d_copy" : p.op == "sum" ? "add3_loop" : "add_loop";
+    const Point* ref = Find(points, p, ref_name);
+    if (ref == nullptr) continue;
+    const double want = cuda || step ? 0.8 : 0.85;
+    const double ratio = p.gbps / ref->gbps;
+    ++judged;
+    met += ratio >= want;
+    std::printf(
+        "# %-4s %s threads=%d %-11s x%-2d %-4s %10zu B: %6.2f GB/s = %.2f x %s (target "
+        "%.2f)\n",
+        ratio >= want ? "MET" : "MISS", p.device.c_str(), p.threads, p.op.c_str(), p.inputs,
+        p.dtype.c_str(), p.size, p.gbps, ratio, ref_name, want);
+  }
+  std::printf("# %d of %d judged points met their target\n", met, judged);
+  return judged > 0 && met == judged;
+}
+
+size_t LastLevelCacheBytes() {
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (l3 > 0) return static_cast<size_t>(l3);
+  const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return l2 > 0 ? static_cast<size_t>(l2) : size_t{32} << 20;
+}
+
+}  // namespace pacer::bench

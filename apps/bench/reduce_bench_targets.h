@@ -1,0 +1,31 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace pacer::bench {
+
+// One measured point of pacer-reduce-bench.
+struct Point {
+  std::string op;  // sum, sum_inplace, sgd, momentum, adam, or a reference: memcpy, add_loop,
+                   // add3_loop, d2d_copy, cublas_sum
+  int inputs = 1;
+  std::string dtype;
+  size_t size = 0;  // bytes of one input buffer
+  double gbps = 0;  // bytes read + written, 1e9 B/s
+  std::string device;
+  int threads = 1;
+};
+
+// The targets, each against the reference measured at the same size and threads in the
+// same run, on points whose buffers together exceed the last-level cache: CPU in-place sums
+// >= 0.85 x the `a += b` loop (out-of-place sums: x the `c = a + b` loop), optimizer steps >= 0.8 x
+// `a += b`; CUDA sums >= 0.8 x a device-to-device copy. Prints
+// one verdict line per point and a summary; returns whether every judged point met its target.
+bool JudgeTargets(const std::vector<Point>& points, size_t last_level_cache_bytes);
+
+// From sysconf, or 32 MiB where the system does not say.
+size_t LastLevelCacheBytes();
+
+}  // namespace pacer::bench
