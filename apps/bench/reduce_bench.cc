@@ -41,27 +41,41 @@ DEFINE_string(ops, "sum,sum_inplace,sgd,momentum,adam", "operations to measure")
 DEFINE_string(json, "", "also write every point to this file as a JSON array");
 DEFINE_double(min_seconds, 0.2, "time spent per point, at least 3 repetitions");
 DEFINE_bool(targets, false, "judge the issue's targets at the end (exit 1 if one is missed)");
+DEFINE_int64(llc_bytes, 0,
+             "last-level cache the targets' sizes must exceed; 0 asks sysconf (on a VM this can be "
+             "the host's whole cache: pass the measured cliff instead)");
 
 namespace pacer::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Median seconds of one run of `op` (after a warm-up run), repeated for --min_seconds.
-double MedianSeconds(const std::function<void()>& op, Reducer& reducer) {
-  op();
-  reducer.Synchronize();
-  std::vector<double> times;
-  double total = 0;
-  while (times.size() < 3 || total < FLAGS_min_seconds) {
+// Median seconds of one run of `op` and, when given, of `reference`, after a warm-up run of each,
+// repeated for --min_seconds. The two are timed in alternation so that both see the same machine:
+// this VM's memory bandwidth drifts by up to 2x within seconds.
+std::pair<double, double> MedianSeconds(const std::function<void()>& op,
+                                        const std::function<void()>* reference, Reducer& reducer) {
+  auto time = [&](const std::function<void()>& run) {
     const auto start = Clock::now();
-    op();
+    run();
     reducer.Synchronize();
-    times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-    total += times.back();
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  time(op);
+  if (reference != nullptr) time(*reference);
+  std::vector<double> op_times, ref_times;
+  double total = 0;
+  while (op_times.size() < 3 || total < FLAGS_min_seconds) {
+    op_times.push_back(time(op));
+    total += op_times.back();
+    if (reference != nullptr) ref_times.push_back(time(*reference));
   }
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
+  auto median = [](std::vector<double>& v) {
+    if (v.empty()) return 0.0;
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  return {median(op_times), median(ref_times)};
 }
 
 // Buffers in the reducer's memory, filled with small non-zero values, freed on destruction.
@@ -94,16 +108,17 @@ class Runner {
   void RunSize(size_t size, std::vector<Point>* points) {
     const size_t floats = size / 4;
     Buffers ref(reducer_, 3, size);
+    ref_bytes_ = 3 * size;
     if (reducer_.device() == Device::kCpu) {
       float* a = static_cast<float*>(ref[0]);
       const float* b = static_cast<const float*>(ref[1]);
       float* c = static_cast<float*>(ref[2]);
+      add_loop_ = [=] { ParallelAddLoop(a, b, floats, threads_); };
+      add3_loop_ = [=] { ParallelAddToThirdLoop(c, a, b, floats, threads_); };
       Add(points, "memcpy", 1, "f32", size, 2 * size,
           [&] { ParallelMemcpy(a, b, floats, threads_); });
-      Add(points, "add_loop", 2, "f32", size, 3 * size,
-          [&] { ParallelAddLoop(a, b, floats, threads_); });
-      Add(points, "add3_loop", 2, "f32", size, 3 * size,
-          [&] { ParallelAddToThirdLoop(c, a, b, floats, threads_); });
+      Add(points, "add_loop", 2, "f32", size, 3 * size, add_loop_);
+      Add(points, "add3_loop", 2, "f32", size, 3 * size, add3_loop_);
     } else {
 #ifdef PACER_HAVE_CUDA
       Record(points, At("d2d_copy", 1, "f32", size, CudaDeviceCopyGBps(size, 20)));
@@ -135,8 +150,9 @@ class Runner {
     const MutableArray out{in_place ? buffers[0] : buffers[n], type};
     // Scaling by 1/n makes the sum a mean of equal values: the output must equal the fill value
     // however often the sum repeats in place, which CheckMean verifies.
-    Add(points, in_place ? "sum_inplace" : "sum", n, NameOf(type), size, (n + 1) * size,
-        [&] { reducer_.Sum(inputs, out, count, 1.f / n); });
+    Add(
+        points, in_place ? "sum_inplace" : "sum", n, NameOf(type), size, (n + 1) * size,
+        [&] { reducer_.Sum(inputs, out, count, 1.f / n); }, in_place ? "add_loop" : "add3_loop");
     CheckMean(out, count);
   }
 
@@ -179,20 +195,35 @@ class Runner {
     if (op == "sgd" || op == "momentum") {
       SgdParams p;
       p.momentum = op == "momentum" ? 0.9f : 0.f;
-      Add(points, op, 1, "f32", size, (op == "sgd" ? 3 : 5) * size,
-          [&] { reducer_.SgdStep(p, w, m, grad, count); });
+      Add(
+          points, op, 1, "f32", size, (op == "sgd" ? 3 : 5) * size,
+          [&] { reducer_.SgdStep(p, w, m, grad, count); }, "add_loop");
     } else if (op == "adam") {
       AdamParams p;
-      Add(points, op, 1, "f32", size, 7 * size,
-          [&] { reducer_.AdamStep(p, w, m, v, grad, count); });
+      Add(
+          points, op, 1, "f32", size, 7 * size, [&] { reducer_.AdamStep(p, w, m, v, grad, count); },
+          "add_loop");
     } else {
       throw Error("unknown op '" + op + "'");
     }
   }
 
+  // Measures `run`, moving `bytes_moved`, and, on the CPU, the reference loop named `ref`
+  // (add_loop or add3_loop) in alternation with it.
   void Add(std::vector<Point>* points, const std::string& op, int inputs, const std::string& dtype,
-           size_t size, size_t bytes_moved, const std::function<void()>& run) {
-    Record(points, At(op, inputs, dtype, size, bytes_moved / MedianSeconds(run, reducer_) / 1e9));
+           size_t size, size_t bytes_moved, const std::function<void()>& run,
+           const std::string& ref = "") {
+    const std::function<void()>* reference = nullptr;
+    if (reducer_.device() == Device::kCpu && !ref.empty()) {
+      reference = ref == "add_loop" ? &add_loop_ : &add3_loop_;
+    }
+    const auto [op_s, ref_s] = MedianSeconds(run, reference, reducer_);
+    Point p = At(op, inputs, dtype, size, bytes_moved / op_s / 1e9);
+    if (reference != nullptr) {
+      p.ref = ref;
+      p.ref_gbps = ref_bytes_ / ref_s / 1e9;
+    }
+    Record(points, p);
   }
 
   static Point At(const std::string& op, int inputs, const std::string& dtype, size_t size,
@@ -209,14 +240,20 @@ class Runner {
   void Record(std::vector<Point>* points, Point p) {
     p.device = reducer_.device() == Device::kCpu ? "cpu" : "cuda";
     p.threads = threads_;
-    std::printf("%6s %7d %12s %6d %6s %12zu %9.2f\n", p.device.c_str(), p.threads, p.op.c_str(),
+    std::printf("%6s %7d %12s %6d %6s %12zu %9.2f", p.device.c_str(), p.threads, p.op.c_str(),
                 p.inputs, p.dtype.c_str(), p.size, p.gbps);
+    if (!p.ref.empty()) {
+      std::printf("  %9.2f %-9s %5.2f", p.ref_gbps, p.ref.c_str(), p.gbps / p.ref_gbps);
+    }
+    std::printf("\n");
     std::fflush(stdout);
     points->push_back(p);
   }
 
   Reducer& reducer_;
   int threads_;
+  std::function<void()> add_loop_, add3_loop_;  // the CPU references at the current size
+  size_t ref_bytes_ = 0;
 };
 
 void WriteJson(const std::string& path, const std::vector<Point>& points) {
@@ -226,17 +263,27 @@ void WriteJson(const std::string& path, const std::vector<Point>& points) {
     const Point& p = points[i];
     out << "  {\"device\":\"" << p.device << "\",\"op\":\"" << p.op << "\",\"inputs\":" << p.inputs
         << ",\"dtype\":\"" << p.dtype << "\",\"size\":" << p.size << ",\"threads\":" << p.threads
-        << ",\"gbps\":" << p.gbps << "}" << (i + 1 < points.size() ? ",\n" : "\n");
+        << ",\"gbps\":" << p.gbps;
+    if (!p.ref.empty()) out << ",\"ref\":\"" << p.ref << "\",\"ref_gbps\":" << p.ref_gbps;
+    out << "}" << (i + 1 < points.size() ? ",\n" : "\n");
   }
   out << "]\n";
+}
+
+size_t LastLevelCacheBytes() {
+  if (FLAGS_llc_bytes > 0) return static_cast<size_t>(FLAGS_llc_bytes);
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (l3 > 0) return static_cast<size_t>(l3);
+  const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return l2 > 0 ? static_cast<size_t>(l2) : size_t{32} << 20;
 }
 
 int Main() {
   const bool cuda = FLAGS_device == "cuda";
   if (!cuda && FLAGS_device != "cpu") throw Error("--device must be cpu or cuda");
   std::vector<Point> points;
-  std::printf("# %6s %7s %12s %6s %6s %12s %9s\n", "device", "threads", "op", "inputs", "dtype",
-              "size(B)", "GB/s");
+  std::printf("# %6s %7s %12s %6s %6s %12s %9s  %9s %-9s %5s\n", "device", "threads", "op",
+              "inputs", "dtype", "size(B)", "GB/s", "ref GB/s", "ref", "ratio");
   for (const std::string& t : SplitList(cuda ? "1" : FLAGS_threads)) {
     const int threads =
         t == "all" ? static_cast<int>(std::thread::hardware_concurrency()) : std::stoi(t);

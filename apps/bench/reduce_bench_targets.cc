@@ -1,7 +1,5 @@
 #include "reduce_bench_targets.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 
 namespace pacer::bench {
@@ -38,28 +36,22 @@ bool JudgeTargets(const std::vector<Point>& points, size_t last_level_cache_byte
     const bool cuda = p.device == "cuda";
     // An out-of-place sum writes lines it never read, which costs the CPU a read of each first:
     // it is held to the loop of the same shape, c = a + b, not to a += b.
-    const char* ref_name = cuda ? "d2d_copy" : p.op == "sum" ? "add3_loop" : "add_loop";
-    const Point* ref = Find(points, p, ref_name);
-    if (ref == nullptr) continue;
+    const Point* standalone = cuda ? Find(points, p, "d2d_copy") : nullptr;
+    const std::string ref_name = cuda ? "d2d_copy" : p.ref;
+    const double ref_gbps = cuda ? (standalone ? standalone->gbps : 0) : p.ref_gbps;
+    if (ref_gbps <= 0) continue;
     const double want = cuda || step ? 0.8 : 0.85;
-    const double ratio = p.gbps / ref->gbps;
+    const double ratio = p.gbps / ref_gbps;
     ++judged;
     met += ratio >= want;
     std::printf(
         "# %-4s %s threads=%d %-11s x%-2d %-4s %10zu B: %6.2f GB/s = %.2f x %s (target "
         "%.2f)\n",
         ratio >= want ? "MET" : "MISS", p.device.c_str(), p.threads, p.op.c_str(), p.inputs,
-        p.dtype.c_str(), p.size, p.gbps, ratio, ref_name, want);
+        p.dtype.c_str(), p.size, p.gbps, ratio, ref_name.c_str(), want);
   }
   std::printf("# %d of %d judged points met their target\n", met, judged);
   return judged > 0 && met == judged;
-}
-
-size_t LastLevelCacheBytes() {
-  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  if (l3 > 0) return static_cast<size_t>(l3);
-  const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  return l2 > 0 ? static_cast<size_t>(l2) : size_t{32} << 20;
 }
 
 }  // namespace pacer::bench

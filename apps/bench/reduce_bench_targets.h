@@ -16,16 +16,16 @@ struct Point {
   double gbps = 0;  // bytes read + written, 1e9 B/s
   std::string device;
   int threads = 1;
+  std::string ref;      // CPU: the reference loop timed in alternation with this point
+  double ref_gbps = 0;  // and its GB/s over the same stretch of time
 };
 
 // The targets, each against the reference measured at the same size and threads in the
-// same run, on points whose buffers together exceed the last-level cache: CPU in-place sums
+// same run (on the CPU, timed in alternation with the point itself), on points whose buffers
+// together exceed the last-level cache: CPU in-place sums
 // >= 0.85 x the `a += b` loop (out-of-place sums: x the `c = a + b` loop), optimizer steps >= 0.8 x
 // `a += b`; CUDA sums >= 0.8 x a device-to-device copy. Prints
 // one verdict line per point and a summary; returns whether every judged point met its target.
 bool JudgeTargets(const std::vector<Point>& points, size_t last_level_cache_bytes);
-
-// From sysconf, or 32 MiB where the system does not say.
-size_t LastLevelCacheBytes();
 
 }  // namespace pacer::bench
