@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -301,6 +302,13 @@ int Main() {
 }  // namespace pacer::bench
 
 int main(int argc, char** argv) {
+  // OpenMP's idle threads spin after each reference loop and would steal the cores the Reducer's
+  // pool runs on next; the runtime reads its wait policy when the program loads, so set it and
+  // start again.
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr) {
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    execv("/proc/self/exe", argv);
+  }
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   try {
     return pacer::bench::Main();
