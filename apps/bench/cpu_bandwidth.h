@@ -10,5 +10,9 @@ namespace pacer::bench {
 void ParallelMemcpy(float* dst, const float* src, size_t count, int threads);
 void ParallelAddLoop(float* a, const float* b, size_t count, int threads);
 void ParallelAddToThirdLoop(float* c, const float* a, const float* b, size_t count, int threads);
+// out = scale * (inputs[0] + ... + inputs[n-1]) as a plain loop with n (1..16) fixed when
+// compiling: the same shape as a Reducer sum, in place when out is inputs[0].
+void ParallelPlainSum(float* out, const float* const* inputs, int n, float scale, size_t count,
+                      int threads);
 
 }  // namespace pacer::bench

@@ -5,7 +5,9 @@
 //
 // GB/s counts bytes read plus bytes written (1e9 B). `size` is the bytes of one input buffer. The
 // references: memcpy and plain `a[i] += b[i]` (add_loop) and `c[i] = a[i] + b[i]` (add3_loop)
-// loops on the same threads (CPU), a device-to-device copy and cuBLAS's sum (CUDA). With --targets
+// loops on the same threads, and for each sum a plain loop of its shape (plain_sum: same inputs,
+// in place or not) timed in alternation with it (CPU); a device-to-device copy and cuBLAS's sum
+// (CUDA). With --targets
 // the run ends with the targets judged on the points whose buffers are past the last-level
 // cache, and exits 1 if one is missed.
 #include <gflags/gflags.h>
@@ -109,17 +111,16 @@ class Runner {
   void RunSize(size_t size, std::vector<Point>* points) {
     const size_t floats = size / 4;
     Buffers ref(reducer_, 3, size);
-    ref_bytes_ = 3 * size;
     if (reducer_.device() == Device::kCpu) {
       float* a = static_cast<float*>(ref[0]);
       const float* b = static_cast<const float*>(ref[1]);
       float* c = static_cast<float*>(ref[2]);
       add_loop_ = [=] { ParallelAddLoop(a, b, floats, threads_); };
-      add3_loop_ = [=] { ParallelAddToThirdLoop(c, a, b, floats, threads_); };
       Add(points, "memcpy", 1, "f32", size, 2 * size,
           [&] { ParallelMemcpy(a, b, floats, threads_); });
       Add(points, "add_loop", 2, "f32", size, 3 * size, add_loop_);
-      Add(points, "add3_loop", 2, "f32", size, 3 * size, add3_loop_);
+      Add(points, "add3_loop", 2, "f32", size, 3 * size,
+          [&] { ParallelAddToThirdLoop(c, a, b, floats, threads_); });
     } else {
 #ifdef PACER_HAVE_CUDA
       Record(points, At("d2d_copy", 1, "f32", size, CudaDeviceCopyGBps(size, 20)));
@@ -147,13 +148,21 @@ class Runner {
     const size_t count = size / SizeOf(type);
     Buffers buffers(reducer_, n + 1, size);
     std::vector<ConstArray> inputs;
-    for (int j = 0; j < n; ++j) inputs.push_back({buffers[j], type});
+    std::vector<const float*> floats;  // the same bytes, for the plain loop of the same shape
+    for (int j = 0; j < n; ++j) {
+      inputs.push_back({buffers[j], type});
+      floats.push_back(static_cast<const float*>(buffers[j]));
+    }
     const MutableArray out{in_place ? buffers[0] : buffers[n], type};
     // Scaling by 1/n makes the sum a mean of equal values: the output must equal the fill value
     // however often the sum repeats in place, which CheckMean verifies.
+    const std::function<void()> plain = [&] {
+      ParallelPlainSum(static_cast<float*>(out.data), floats.data(), n, 1.f / n, size / 4,
+                       threads_);
+    };
     Add(
         points, in_place ? "sum_inplace" : "sum", n, NameOf(type), size, (n + 1) * size,
-        [&] { reducer_.Sum(inputs, out, count, 1.f / n); }, in_place ? "add_loop" : "add3_loop");
+        [&] { reducer_.Sum(inputs, out, count, 1.f / n); }, "plain_sum", &plain);
     CheckMean(out, count);
   }
 
@@ -198,7 +207,7 @@ class Runner {
       p.momentum = op == "momentum" ? 0.9f : 0.f;
       Add(
           points, op, 1, "f32", size, (op == "sgd" ? 3 : 5) * size,
-          [&] { reducer_.SgdStep(p, w, m, grad, count); }, "add_loop");
+          [&] { reducer_.SgdStep(p, w, m, grad, count); }, "add_loop", &add_loop_);
     } else if (op == "adam") {
       AdamParams p;
       Add(
@@ -209,20 +218,17 @@ class Runner {
     }
   }
 
-  // Measures `run`, moving `bytes_moved`, and, on the CPU, the reference loop named `ref`
-  // (add_loop or add3_loop) in alternation with it.
+  // Measures `run`, moving `bytes_moved`, and, on the CPU, the reference loop `reference` (named
+  // `ref`, moving as many bytes) in alternation with it.
   void Add(std::vector<Point>* points, const std::string& op, int inputs, const std::string& dtype,
            size_t size, size_t bytes_moved, const std::function<void()>& run,
-           const std::string& ref = "") {
-    const std::function<void()>* reference = nullptr;
-    if (reducer_.device() == Device::kCpu && !ref.empty()) {
-      reference = ref == "add_loop" ? &add_loop_ : &add3_loop_;
-    }
+           const std::string& ref = "", const std::function<void()>* reference = nullptr) {
+    if (reducer_.device() != Device::kCpu) reference = nullptr;
     const auto [op_s, ref_s] = MedianSeconds(run, reference, reducer_);
     Point p = At(op, inputs, dtype, size, bytes_moved / op_s / 1e9);
     if (reference != nullptr) {
       p.ref = ref;
-      p.ref_gbps = ref_bytes_ / ref_s / 1e9;
+      p.ref_gbps = bytes_moved / ref_s / 1e9;
     }
     Record(points, p);
   }
@@ -253,8 +259,7 @@ class Runner {
 
   Reducer& reducer_;
   int threads_;
-  std::function<void()> add_loop_, add3_loop_;  // the CPU references at the current size
-  size_t ref_bytes_ = 0;
+  std::function<void()> add_loop_;  // the CPU reference of the optimizer steps at this size
 };
 
 void WriteJson(const std::string& path, const std::vector<Point>& points) {

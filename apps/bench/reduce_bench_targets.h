@@ -9,7 +9,7 @@ namespace pacer::bench {
 // One measured point of pacer-reduce-bench.
 struct Point {
   std::string op;  // sum, sum_inplace, sgd, momentum, adam, or a reference: memcpy, add_loop,
-                   // add3_loop, d2d_copy, cublas_sum
+                   // add3_loop, d2d_copy, cublas_sum (plain_sum is only ever a point's `ref`)
   int inputs = 1;
   std::string dtype;
   size_t size = 0;  // bytes of one input buffer
@@ -20,12 +20,12 @@ struct Point {
   double ref_gbps = 0;  // and its GB/s over the same stretch of time
 };
 
-// The targets, each against the reference measured at the same size and threads in the
+// The targets, each against a reference measured at the same size and threads in the
 // same run (on the CPU, timed in alternation with the point itself), on points whose buffers
-// together exceed the last-level cache: CPU in-place sums
-// >= 0.85 x the `a += b` loop (out-of-place sums: x the `c = a + b` loop), optimizer steps >= 0.8 x
-// `a += b`; CUDA sums >= 0.8 x a device-to-device copy. Prints
-// one verdict line per point and a summary; returns whether every judged point met its target.
+// together exceed the last-level cache: CPU sums >= 0.85 x a plain loop of the same shape (same
+// inputs, in place or not), optimizer steps >= 0.8 x the `a += b` loop; CUDA sums >= 0.8 x a
+// device-to-device copy. Prints one verdict line per point and a summary; returns whether every
+// judged point met its target.
 bool JudgeTargets(const std::vector<Point>& points, size_t last_level_cache_bytes);
 
 }  // namespace pacer::bench

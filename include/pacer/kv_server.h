@@ -150,15 +150,18 @@ class KVServer {
     core_.Respond(meta, req.data.keys, std::move(vals), Buffer::FromVector(std::move(lens)));
   }
 
-  // dst = a + b; dst may be a (in place), never b. Floats take the session's Reducer (vectorized,
-  // multi-threaded for large values); other types a plain loop.
+  // dst = a + b; dst may be a (in place), never b. Float values of 1 KiB and more take the
+  // session's Reducer (vectorized, multi-threaded when large); smaller ones and other types a
+  // plain loop, which costs less than dispatching a tiny sum.
   void Add(T* dst, const T* a, const T* b, size_t n) {
     if constexpr (std::is_same_v<T, float>) {
-      const ConstArray inputs[2] = {{a, DType::kF32}, {b, DType::kF32}};
-      core_.reducer().Sum(Span<const ConstArray>(inputs, 2), {dst, DType::kF32}, n);
-    } else {
-      for (size_t j = 0; j < n; ++j) dst[j] = a[j] + b[j];
+      if (n >= 256) {
+        const ConstArray inputs[2] = {{a, DType::kF32}, {b, DType::kF32}};
+        core_.reducer().Sum(Span<const ConstArray>(inputs, 2), {dst, DType::kF32}, n);
+        return;
+      }
     }
+    for (size_t j = 0; j < n; ++j) dst[j] = a[j] + b[j];
   }
 
   Handler handler_;
