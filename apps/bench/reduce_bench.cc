@@ -104,6 +104,13 @@ class Buffers {
   std::vector<void*> data_;
 };
 
+// A reference loop timed in alternation with a point: its name, body and bytes moved.
+struct Reference {
+  std::string name;
+  const std::function<void()>* run = nullptr;
+  size_t bytes = 0;
+};
+
 class Runner {
  public:
   Runner(Reducer& reducer, int threads) : reducer_(reducer), threads_(threads) {}
@@ -162,7 +169,8 @@ class Runner {
     };
     Add(
         points, in_place ? "sum_inplace" : "sum", n, NameOf(type), size, (n + 1) * size,
-        [&] { reducer_.Sum(inputs, out, count, 1.f / n); }, "plain_sum", &plain);
+        [&] { reducer_.Sum(inputs, out, count, 1.f / n); },
+        Reference{"plain_sum", &plain, (n + 1) * size});
     CheckMean(out, count);
   }
 
@@ -207,28 +215,29 @@ class Runner {
       p.momentum = op == "momentum" ? 0.9f : 0.f;
       Add(
           points, op, 1, "f32", size, (op == "sgd" ? 3 : 5) * size,
-          [&] { reducer_.SgdStep(p, w, m, grad, count); }, "add_loop", &add_loop_);
+          [&] { reducer_.SgdStep(p, w, m, grad, count); }, AddLoop(size));
     } else if (op == "adam") {
       AdamParams p;
       Add(
           points, op, 1, "f32", size, 7 * size, [&] { reducer_.AdamStep(p, w, m, v, grad, count); },
-          "add_loop");
+          AddLoop(size));
     } else {
       throw Error("unknown op '" + op + "'");
     }
   }
 
-  // Measures `run`, moving `bytes_moved`, and, on the CPU, the reference loop `reference` (named
-  // `ref`, moving as many bytes) in alternation with it.
+  Reference AddLoop(size_t size) const { return {"add_loop", &add_loop_, 3 * size}; }
+
+  // Measures `run`, moving `bytes_moved`, and on the CPU `ref` in alternation with it.
   void Add(std::vector<Point>* points, const std::string& op, int inputs, const std::string& dtype,
            size_t size, size_t bytes_moved, const std::function<void()>& run,
-           const std::string& ref = "", const std::function<void()>* reference = nullptr) {
-    if (reducer_.device() != Device::kCpu) reference = nullptr;
-    const auto [op_s, ref_s] = MedianSeconds(run, reference, reducer_);
+           const Reference& ref = {}) {
+    const bool with_ref = reducer_.device() == Device::kCpu && ref.run != nullptr;
+    const auto [op_s, ref_s] = MedianSeconds(run, with_ref ? ref.run : nullptr, reducer_);
     Point p = At(op, inputs, dtype, size, bytes_moved / op_s / 1e9);
-    if (reference != nullptr) {
-      p.ref = ref;
-      p.ref_gbps = bytes_moved / ref_s / 1e9;
+    if (with_ref) {
+      p.ref = ref.name;
+      p.ref_gbps = ref.bytes / ref_s / 1e9;
     }
     Record(points, p);
   }
