@@ -14,9 +14,11 @@
 
 namespace pacer::PACER_KERNEL_NAMESPACE {
 
-// Vectors per input per step. Past the cache 2 beat 4 and 8 (in-place 8-input sums 0.83-0.90 x
-// a += b against 0.54-0.65 with 4) and 1: more loads per stream in flight starve the others.
-constexpr size_t kUnroll = 2;
+// Vectors per input per step: one 64-byte line of fp32 (one zmm, two ymm). Past the cache, with 4
+// and 8 inputs in place, that held 0.90-1.00 x a plain loop of the same shape where two lines per
+// input per step dropped to 0.77-0.88 and four lines to 0.6: loads of one stream in flight starve
+// the others.
+constexpr size_t kUnroll = 64 / (Wide::kLanes * sizeof(float));
 
 // acc[u] (=|+=) input[i + u*lanes], for an input whose type is known only at run time. The
 // branch is taken once per block per input, the same way every time.
