@@ -14,11 +14,12 @@
 
 namespace pacer::PACER_KERNEL_NAMESPACE {
 
-// Vectors per input per step: one 64-byte line of fp32 (one zmm, two ymm). Past the cache, with 4
-// and 8 inputs in place, that held 0.90-1.00 x a plain loop of the same shape where two lines per
-// input per step dropped to 0.77-0.88 and four lines to 0.6: loads of one stream in flight starve
-// the others.
-constexpr size_t kUnroll = 64 / (Wide::kLanes * sizeof(float));
+// Vectors per input per step: one 64-byte line of the widest operand (fp32: one zmm or two ymm;
+// all 16-bit: twice that). Past the cache, with 4 and 8 fp32 inputs in place, that held 0.90-1.00 x
+// a plain loop of the same shape where two lines per input per step dropped to 0.77-0.88 and four
+// lines to 0.6 (loads of one stream in flight starve the others); 16-bit sums stepping half a line
+// dropped to 0.62-0.77.
+constexpr size_t kUnrollF32 = 64 / (Wide::kLanes * sizeof(float));
 
 // acc[u] (=|+=) input[i + u*lanes], for an input whose type is known only at run time. The
 // branch is taken once per block per input, the same way every time.
@@ -53,7 +54,7 @@ inline void SumAt(const reduce::SumJob& job, Out* out, typename L::V scale, size
   }
 }
 
-template <class Out, bool kStream>
+template <class Out, bool kStream, size_t kUnroll>
 void SumKernel(const reduce::SumJob& job, size_t begin, size_t end) {
   Out* out = static_cast<Out*>(job.out);
   size_t i = begin;
@@ -70,12 +71,16 @@ void SumKernel(const reduce::SumJob& job, size_t begin, size_t end) {
 }
 
 void Sum(const reduce::SumJob& job, size_t begin, size_t end) {
+  bool all_half = job.out_type != DType::kF32;
+  for (int j = 0; j < job.inputs; ++j) all_half &= job.in_type[j] != DType::kF32;
   auto run = [&](auto* out_type) {
     using Out = std::remove_pointer_t<decltype(out_type)>;
     if (job.stream_out) {
-      SumKernel<Out, true>(job, begin, end);
+      all_half ? SumKernel<Out, true, 2 * kUnrollF32>(job, begin, end)
+               : SumKernel<Out, true, kUnrollF32>(job, begin, end);
     } else {
-      SumKernel<Out, false>(job, begin, end);
+      all_half ? SumKernel<Out, false, 2 * kUnrollF32>(job, begin, end)
+               : SumKernel<Out, false, kUnrollF32>(job, begin, end);
     }
   };
   switch (job.out_type) {
