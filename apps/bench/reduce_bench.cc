@@ -155,18 +155,18 @@ class Runner {
     const size_t count = size / SizeOf(type);
     Buffers buffers(reducer_, n + 1, size);
     std::vector<ConstArray> inputs;
-    std::vector<const float*> floats;  // the same bytes, for the plain loop of the same shape
-    for (int j = 0; j < n; ++j) {
-      inputs.push_back({buffers[j], type});
-      floats.push_back(static_cast<const float*>(buffers[j]));
-    }
+    for (int j = 0; j < n; ++j) inputs.push_back({buffers[j], type});
     const MutableArray out{in_place ? buffers[0] : buffers[n], type};
+    // The plain loop of the same shape, on as many bytes of its own (fp32 whatever the type).
+    Buffers plain_buffers(reducer_, n + 1, size);
+    std::vector<const float*> plain_inputs;
+    for (int j = 0; j < n; ++j) plain_inputs.push_back(static_cast<const float*>(plain_buffers[j]));
+    float* plain_out = static_cast<float*>(in_place ? plain_buffers[0] : plain_buffers[n]);
+    const std::function<void()> plain = [&] {
+      ParallelPlainSum(plain_out, plain_inputs.data(), n, 1.f / n, size / 4, threads_);
+    };
     // Scaling by 1/n makes the sum a mean of equal values: the output must equal the fill value
     // however often the sum repeats in place, which CheckMean verifies.
-    const std::function<void()> plain = [&] {
-      ParallelPlainSum(static_cast<float*>(out.data), floats.data(), n, 1.f / n, size / 4,
-                       threads_);
-    };
     Add(
         points, in_place ? "sum_inplace" : "sum", n, NameOf(type), size, (n + 1) * size,
         [&] { reducer_.Sum(inputs, out, count, 1.f / n); },
