@@ -67,7 +67,7 @@ struct Narrow {
 };
 
 #if PACER_SIMD_ISA == 2
-struct Wide {
+struct WideIsa {
   using V = __m512;
   static constexpr size_t kLanes = 16;
   static V Set1(float x) { return _mm512_set1_ps(x); }
@@ -96,33 +96,17 @@ struct Wide {
     return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   }
 
-  template <bool kStream>
-  static void Store(float* p, V v) {
-    if constexpr (kStream) {
-      _mm512_stream_ps(p, v);
-    } else {
-      _mm512_storeu_ps(p, v);
-    }
+  static void StoreF32(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static void StreamF32(float* p, V v) { _mm512_stream_ps(p, v); }
+  static void StoreHalfBits(void* p, __m256i h) {
+    _mm256_storeu_si256(static_cast<__m256i*>(p), h);
   }
-  template <bool kStream>
-  static void Store(F16* p, V v) {
-    StoreHalf<kStream>(p, NarrowF16(v));
-  }
-  template <bool kStream>
-  static void Store(BF16* p, V v) {
-    StoreHalf<kStream>(p, NarrowBf16(v));
-  }
-  template <bool kStream>
-  static void StoreHalf(void* p, __m256i h) {
-    if constexpr (kStream) {
-      _mm256_stream_si256(static_cast<__m256i*>(p), h);
-    } else {
-      _mm256_storeu_si256(static_cast<__m256i*>(p), h);
-    }
+  static void StreamHalfBits(void* p, __m256i h) {
+    _mm256_stream_si256(static_cast<__m256i*>(p), h);
   }
 };
 #elif PACER_SIMD_ISA == 1
-struct Wide {
+struct WideIsa {
   using V = __m256;
   static constexpr size_t kLanes = 8;
   static V Set1(float x) { return _mm256_set1_ps(x); }
@@ -155,33 +139,32 @@ struct Wide {
     return _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   }
 
-  template <bool kStream>
-  static void Store(float* p, V v) {
-    if constexpr (kStream) {
-      _mm256_stream_ps(p, v);
-    } else {
-      _mm256_storeu_ps(p, v);
-    }
-  }
-  template <bool kStream>
-  static void Store(F16* p, V v) {
-    StoreHalf<kStream>(p, NarrowF16(v));
-  }
-  template <bool kStream>
-  static void Store(BF16* p, V v) {
-    StoreHalf<kStream>(p, NarrowBf16(v));
-  }
-  template <bool kStream>
-  static void StoreHalf(void* p, __m128i h) {
-    if constexpr (kStream) {
-      _mm_stream_si128(static_cast<__m128i*>(p), h);
-    } else {
-      _mm_storeu_si128(static_cast<__m128i*>(p), h);
-    }
-  }
+  static void StoreF32(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static void StreamF32(float* p, V v) { _mm256_stream_ps(p, v); }
+  static void StoreHalfBits(void* p, __m128i h) { _mm_storeu_si128(static_cast<__m128i*>(p), h); }
+  static void StreamHalfBits(void* p, __m128i h) { _mm_stream_si128(static_cast<__m128i*>(p), h); }
 };
 #else
 using Wide = Narrow;
+#endif
+
+#if PACER_SIMD_ISA > 0
+// The stores of every instruction set, from its primitives: narrow 16-bit types first, stream
+// (non-temporal) or not.
+struct Wide : WideIsa {
+  template <bool kStream>
+  static void Store(float* p, V v) {
+    kStream ? StreamF32(p, v) : StoreF32(p, v);
+  }
+  template <bool kStream>
+  static void Store(F16* p, V v) {
+    kStream ? StreamHalfBits(p, NarrowF16(v)) : StoreHalfBits(p, NarrowF16(v));
+  }
+  template <bool kStream>
+  static void Store(BF16* p, V v) {
+    kStream ? StreamHalfBits(p, NarrowBf16(v)) : StoreHalfBits(p, NarrowBf16(v));
+  }
+};
 #endif
 
 }  // namespace pacer::PACER_KERNEL_NAMESPACE
