@@ -86,7 +86,7 @@ class Buffers {
  public:
   static constexpr uint8_t kFillByte = 0x3c;  // 0x3c3c.. is a small normal number in every type
 
-  Buffers(Reducer& reducer, size_t count, size_t bytes) : reducer_(reducer), bytes_(bytes) {
+  Buffers(Reducer& reducer, size_t count, size_t bytes) : reducer_(reducer) {
     const std::vector<uint8_t> fill(bytes, kFillByte);
     for (size_t i = 0; i < count; ++i) {
       data_.push_back(reducer.Allocate(bytes));
@@ -100,7 +100,6 @@ class Buffers {
 
  private:
   Reducer& reducer_;
-  size_t bytes_;
   std::vector<void*> data_;
 };
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "../common/reducer_conformance.h"
@@ -53,6 +54,13 @@ TEST(CpuReducer, DescribesInstructionSetAndThreads) {
   const std::string best = reduce::SupportedKernels().back()->isa;
   EXPECT_EQ(MakeCpuReducer(2)->Describe(), "cpu " + best + ", 2 threads");
   EXPECT_EQ(MakeReducer(Device::kCpu, 1)->Describe(), "cpu " + best + ", 1 thread");
+}
+
+TEST(CpuReducer, EnvironmentCapsTheInstructionSet) {
+  setenv("PACER_CPU_ISA", "portable", 1);
+  const std::string capped = MakeCpuReducer(1)->Describe();
+  unsetenv("PACER_CPU_ISA");
+  EXPECT_EQ(capped, "cpu portable, 1 thread");
 }
 
 TEST(ScalarConversions, RoundToNearestEvenAtTheEdges) {
