@@ -155,7 +155,7 @@ class KVServer {
   // plain loop, which costs less than dispatching a tiny sum.
   void Add(T* dst, const T* a, const T* b, size_t n) {
     if constexpr (std::is_same_v<T, float>) {
-      if (n >= 256) {
+      if (n >= kReducerMinValues) {
         const ConstArray inputs[2] = {{a, DType::kF32}, {b, DType::kF32}};
         core_.reducer().Sum(Span<const ConstArray>(inputs, 2), {dst, DType::kF32}, n);
         return;
@@ -163,6 +163,8 @@ class KVServer {
     }
     for (size_t j = 0; j < n; ++j) dst[j] = a[j] + b[j];
   }
+
+  static constexpr size_t kReducerMinValues = 256;  // 1 KiB of floats
 
   Handler handler_;
   std::vector<std::unordered_map<Key, Values>> stores_;  // one per shard

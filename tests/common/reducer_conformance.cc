@@ -124,6 +124,9 @@ TEST_P(ReducerConformance, LargeSumsMatchFloat64) {
   CheckSum(*reducer_, rng,
            {{T::kF16, T::kF16, T::kF16, T::kF16, T::kF16}, T::kBF16, 300007, 1, 0.2f, false});
   CheckSum(*reducer_, rng, {std::vector<T>(16, T::kF32), T::kF32, 300007, 0, 1.f / 16, false});
+  // Half of the count a multiple of 64: a split over two threads must not drop the last element.
+  CheckSum(*reducer_, rng, {{T::kF32, T::kF32}, T::kF32, 2 * 262144 + 1, 0, 1.f, false});
+  CheckSum(*reducer_, rng, {{T::kF32, T::kF32}, T::kF32, 2 * 262144 + 1, 0, 1.f, true});
 }
 
 TEST_P(ReducerConformance, SumAccumulatesInPlace) {

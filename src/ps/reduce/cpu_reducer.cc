@@ -118,7 +118,8 @@ class CpuReducer final : public Reducer {
       kernel(0, count);
       return;
     }
-    const size_t per_part = (count / parts + kPartAlignment - 1) / kPartAlignment * kPartAlignment;
+    const size_t per_part =
+        ((count + parts - 1) / parts + kPartAlignment - 1) / kPartAlignment * kPartAlignment;
     auto run_part = [&](int part) {
       const size_t begin = std::min(count, part * per_part);
       kernel(begin, std::min(count, begin + per_part));
