@@ -31,6 +31,15 @@ struct Config {
   std::string reduce_device = "cpu";
   // --reduce_threads: CPU threads of one sum or step; 0 = one per core.
   int reduce_threads = 0;
+  // --sync: how servers combine gradients (SyncMode): bsp, asp, ssp:S, backup:B, dynsgd, consgd.
+  std::string sync = "bsp";
+  // --optimizer: the servers' update rule (sgd:lr=..,momentum=..,nesterov,wd=.. or adam/adamw).
+  std::string optimizer = "sgd:lr=0.01";
+  // --partition_bytes: GradientSync splits larger tensors into keys of at most this many bytes
+  // and groups smaller neighbours up to it.
+  int64_t partition_bytes = int64_t{1} << 20;
+  // --scheduling_credit: GradientSync's keys in flight per worker; the rest wait by priority.
+  int scheduling_credit = 8;
 
   // Reads the flags (after ParseCommandLine) and their PACER_ environment twins.
   static Config FromFlags();

@@ -33,14 +33,14 @@ class KVWorker {
   int Push(const std::vector<Key>& keys, const std::vector<T>& vals,
            const std::vector<int>& lens = {}, int cmd = 0, Callback cb = nullptr) {
     return core_.Submit(
-        {detail::Operation::kPush, Copy(keys), Copy(vals), Copy(lens), {}, std::move(cb), cmd});
+        {detail::Operation::kPush, Copy(keys), Copy(vals), Copy(lens), {}, std::move(cb), cmd, {}});
   }
 
   // Zero-copy: keys, vals and lens must stay valid and unchanged until Wait returns.
   int ZPush(Span<const Key> keys, Span<const T> vals, Span<const int> lens = {}, int cmd = 0,
             Callback cb = nullptr) {
     return core_.Submit(
-        {detail::Operation::kPush, View(keys), View(vals), View(lens), {}, std::move(cb), cmd});
+        {detail::Operation::kPush, View(keys), View(vals), View(lens), {}, std::move(cb), cmd, {}});
   }
 
   // Pushes the element-wise sum of several local buffers of the same keys (the gradients of
@@ -55,14 +55,15 @@ class KVWorker {
                          Copy(lens),
                          {},
                          std::move(cb),
-                         cmd});
+                         cmd,
+                         {}});
   }
 
   // Pulls into *vals (resized to fit) and, if given, the per-key counts into *lens.
   int Pull(const std::vector<Key>& keys, std::vector<T>* vals, std::vector<int>* lens = nullptr,
            int cmd = 0, Callback cb = nullptr) {
     return core_.Submit(
-        {detail::Operation::kPull, Copy(keys), {}, {}, Into(vals, lens), std::move(cb), cmd});
+        {detail::Operation::kPull, Copy(keys), {}, {}, Into(vals, lens), std::move(cb), cmd, {}});
   }
 
   // Zero-copy pull into the caller's buffer, which must hold exactly the pulled values; keys and
@@ -70,21 +71,33 @@ class KVWorker {
   int ZPull(Span<const Key> keys, Span<T> vals, Span<int> lens = {}, int cmd = 0,
             Callback cb = nullptr) {
     return core_.Submit(
-        {detail::Operation::kPull, View(keys), {}, {}, Into(vals, lens), std::move(cb), cmd});
+        {detail::Operation::kPull, View(keys), {}, {}, Into(vals, lens), std::move(cb), cmd, {}});
   }
 
   // Pushes vals, then pulls the updated values of the same keys into *outs, in one round trip.
   int PushPull(const std::vector<Key>& keys, const std::vector<T>& vals, std::vector<T>* outs,
                const std::vector<int>& lens = {}, int cmd = 0, Callback cb = nullptr) {
-    return core_.Submit({detail::Operation::kPushPull, Copy(keys), Copy(vals), Copy(lens),
-                         Into(outs, nullptr), std::move(cb), cmd});
+    return core_.Submit({detail::Operation::kPushPull,
+                         Copy(keys),
+                         Copy(vals),
+                         Copy(lens),
+                         Into(outs, nullptr),
+                         std::move(cb),
+                         cmd,
+                         {}});
   }
 
   // Zero-copy PushPull: every span must stay valid until Wait returns.
   int ZPushPull(Span<const Key> keys, Span<const T> vals, Span<T> outs, Span<const int> lens = {},
                 int cmd = 0, Callback cb = nullptr) {
-    return core_.Submit({detail::Operation::kPushPull, View(keys), View(vals), View(lens),
-                         Into(outs, Span<int>()), std::move(cb), cmd});
+    return core_.Submit({detail::Operation::kPushPull,
+                         View(keys),
+                         View(vals),
+                         View(lens),
+                         Into(outs, Span<int>()),
+                         std::move(cb),
+                         cmd,
+                         {}});
   }
 
   // Blocks until the request finished; throws Error if it failed, TimeoutError after the

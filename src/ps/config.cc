@@ -57,6 +57,17 @@ DEFINE_string(reduce_device, pacer::EnvString("PACER_REDUCE_DEVICE", "cpu"),
 DEFINE_int32(reduce_threads, pacer::EnvInt("PACER_REDUCE_THREADS", pacer::kDefaults.reduce_threads),
              "CPU threads of one sum or optimizer step; 0 = one per core");
 
+DEFINE_string(sync, pacer::EnvString("PACER_SYNC", "bsp"),
+              "synchronization mode: bsp, asp, ssp:S, backup:B, dynsgd, consgd or consgd:C");
+DEFINE_string(optimizer, pacer::EnvString("PACER_OPTIMIZER", "sgd:lr=0.01"),
+              "servers' update rule: sgd:lr=L,momentum=M,nesterov,wd=W or adam|adamw:lr=L,...");
+DEFINE_int64(
+    partition_bytes, pacer::EnvInt64("PACER_PARTITION_BYTES", pacer::kDefaults.partition_bytes),
+    "GradientSync splits larger tensors into keys of this many bytes, groups smaller ones");
+DEFINE_int32(scheduling_credit,
+             pacer::EnvInt("PACER_SCHEDULING_CREDIT", pacer::kDefaults.scheduling_credit),
+             "GradientSync keys in flight per worker; the rest wait by priority");
+
 namespace pacer {
 
 Config Config::FromFlags() {
@@ -70,6 +81,10 @@ Config Config::FromFlags() {
   c.spin_us = FLAGS_spin_us;
   c.reduce_device = FLAGS_reduce_device;
   c.reduce_threads = FLAGS_reduce_threads;
+  c.sync = FLAGS_sync;
+  c.optimizer = FLAGS_optimizer;
+  c.partition_bytes = FLAGS_partition_bytes;
+  c.scheduling_credit = FLAGS_scheduling_credit;
   return c;
 }
 

@@ -52,6 +52,7 @@ struct KVClientCore::State {
     Operation op;
     std::function<void()> callback;
     std::unique_ptr<PullAssembly> pull;  // pulls and push-pulls
+    std::shared_ptr<ResponseStamp> answer;
   };
 
   State(SessionCore& s, int app, size_t vsize)
@@ -91,6 +92,9 @@ void KVClientCore::State::OnResponse(Message&& msg) {
       LOG(WARNING) << Prefix() << "dropped a response to unknown or abandoned request " << ts
                    << " from rank " << msg.meta.sender();
       return;
+    }
+    if (it->second->answer) {
+      it->second->answer->Merge({msg.meta.version(), msg.meta.complete_clock(), msg.meta.clock()});
     }
     if (error.empty() && it->second->pull) {
       if (!msg.vals.empty() && msg.meta.value_size() != static_cast<int>(value_size)) {
@@ -195,6 +199,7 @@ int KVClientCore::Submit(Request request) {
   auto pending = std::make_shared<State::Pending>();
   pending->op = request.op;
   pending->callback = std::move(request.callback);
+  pending->answer = request.sync.answer;
   if (request.op != Operation::kPush) {
     pending->pull = std::make_unique<PullAssembly>(request.keys, targets,
                                                    std::move(request.destination), s.value_size);
@@ -217,6 +222,10 @@ int KVClientCore::Submit(Request request) {
     meta.set_request_id(ts);
     meta.set_value_size(static_cast<int>(s.value_size));
     meta.set_user_command(request.user_command);
+    meta.set_clock(request.sync.clock);
+    meta.set_version(request.sync.version);
+    meta.set_weight(request.sync.weight);
+    meta.set_init(request.sync.init);
     if (slice.size() == n) {
       msg.keys = request.keys;
       msg.lens = request.lens;

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "pacer/buffer.h"
+#include "pacer/detail/kv_server_core.h"
 #include "pacer/session.h"
 #include "pacer/span.h"
 
@@ -23,6 +24,16 @@ struct PullDestination {
   std::function<int32_t*(size_t count)> lengths;
 };
 
+// GradientSync's stamps on a request (see proto/meta.proto), and where the response's go.
+struct SyncStamp {
+  int64_t clock = 0;
+  int64_t version = 0;
+  double weight = 1;
+  bool init = false;
+  // Lowest version and completed clock over the servers' answers, written before completion.
+  std::shared_ptr<ResponseStamp> answer;
+};
+
 struct Request {
   Operation op;
   Buffer keys;    // uint64, sorted, unique
@@ -31,6 +42,7 @@ struct Request {
   PullDestination destination;
   std::function<void()> callback;
   int user_command = 0;
+  SyncStamp sync;
 };
 
 // The byte-level engine under KVWorker<T>: slices requests by server, sends them, tracks them and

@@ -29,9 +29,36 @@ struct RequestMeta {
   int shard = 0;
   // Which part of the request this is, when its keys were split over shards (for the response).
   int part = 0;
+  // GradientSync's stamps (see ParameterServer): the push's iteration or the one a pull is for;
+  // the version a gradient was computed on; its weight; whether it carries initial values.
+  int64_t clock = 0;
+  int64_t version = 0;
+  double weight = 1;
+  bool init = false;
   // Collects the response; copy the meta to respond later (e.g. when a synchronization rule
   // fires).
   std::shared_ptr<detail::PendingResponse> response;
+};
+
+// What a response may tell a worker besides values (merged over the parts of a request).
+struct ResponseStamp {
+  int64_t version = -1;         // lowest version served; -1: none
+  int64_t complete_clock = -1;  // lowest completed clock served; -1: none
+  int64_t clock = -1;           // a switch's prepared clock (the highest over the parts)
+
+  void Merge(const ResponseStamp& o) {
+    auto lowest = [](int64_t a, int64_t b) { return a < 0 ? b : b < 0 ? a : (a < b ? a : b); };
+    version = lowest(version, o.version);
+    complete_clock = lowest(complete_clock, o.complete_clock);
+    clock = clock > o.clock ? clock : o.clock;
+  }
+};
+
+// The scheduler's request to switch synchronization mode (two phases, see SyncControl).
+struct SyncSwitchRequest {
+  bool commit = false;  // false: prepare
+  std::string mode;     // commit: the new mode, as --sync spells it
+  int64_t first_clock = 0;
 };
 
 namespace detail {
@@ -47,12 +74,16 @@ struct RequestData {
 class KVServerCore {
  public:
   using Handler = std::function<void(const RequestMeta&, const RequestData&)>;
+  // Runs on every shard, in order with its requests; each answers with Respond.
+  using SwitchHandler = std::function<void(const RequestMeta&, const SyncSwitchRequest&)>;
 
   KVServerCore(Session& session, int app_id, size_t value_size, Handler handler);
   ~KVServerCore();
   KVServerCore(const KVServerCore&) = delete;
   KVServerCore& operator=(const KVServerCore&) = delete;
 
+  // Accepts the scheduler's mode switches (else they are rejected). Call before Start.
+  void SetSwitchHandler(SwitchHandler handler);
   // Starts handling requests, those queued before included. Call once the handler's state exists.
   void Start();
   int num_shards() const;
@@ -64,7 +95,8 @@ class KVServerCore {
   // Answers one part of a request (exactly once per handler call). `values` is a gather list
   // (for instance one buffer per key, straight from the store): it is sent without copying, so
   // its buffers must not change until their owners are released.
-  void Respond(const RequestMeta& meta, Buffer keys, std::vector<Buffer> values, Buffer lens);
+  void Respond(const RequestMeta& meta, Buffer keys, std::vector<Buffer> values, Buffer lens,
+               const ResponseStamp& stamp = {});
   void RespondError(const RequestMeta& meta, const std::string& error);
 
   class Impl;

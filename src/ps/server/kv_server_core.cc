@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "pacer/error.h"
@@ -58,6 +59,7 @@ class KVServerCore::Impl {
     session_.AttachServer(app_id_, [this](Message&& msg) { OnRequest(std::move(msg)); });
   }
 
+  void SetSwitchHandler(SwitchHandler handler) { switch_handler_ = std::move(handler); }
   int num_shards() const { return static_cast<int>(shards_.size()); }
   SessionCore& session() { return session_; }
   BufferPool& pool() { return pool_; }
@@ -66,6 +68,7 @@ class KVServerCore::Impl {
   struct Task {
     RequestMeta meta;
     RequestData data;
+    std::optional<SyncSwitchRequest> sync_switch;
   };
   struct Shard {
     std::thread thread;
@@ -96,8 +99,37 @@ class KVServerCore::Impl {
                              msg.lens.count<int32_t>(), push ? vals_bytes / value_size_ : 0, push);
   }
 
+  // A mode switch goes to every shard, in order with the requests already queued there.
+  void OnSwitch(const Message& msg) {
+    if (!switch_handler_) {
+      session_.RejectRequest(msg.meta, StrCat("the server of app ", app_id_,
+                                              " has no synchronization engine to switch"));
+      return;
+    }
+    if (msg.meta.sender() != 0) {
+      session_.RejectRequest(msg.meta, "only the scheduler (rank 0) switches modes");
+      return;
+    }
+    RequestMeta meta;
+    meta.sender = msg.meta.sender();
+    meta.app_id = app_id_;
+    meta.timestamp = msg.meta.request_id();
+    meta.response =
+        std::make_shared<PendingResponse>(msg.meta, session_, value_size_, num_shards());
+    SyncSwitchRequest request{msg.meta.command() == proto::SYNC_COMMIT, msg.meta.sync_mode(),
+                              msg.meta.clock()};
+    for (int shard = 0; shard < num_shards(); ++shard) {
+      meta.shard = meta.part = shard;
+      Dispatch({meta, {}, request});
+    }
+  }
+
   void OnRequest(Message&& msg) {
     const proto::Command command = msg.meta.command();
+    if (command == proto::SYNC_PREPARE || command == proto::SYNC_COMMIT) {
+      OnSwitch(msg);
+      return;
+    }
     if (command != proto::PUSH && command != proto::PULL && command != proto::PUSH_PULL) {
       session_.RejectRequest(msg.meta, "not a key-value request");
       return;
@@ -120,6 +152,10 @@ class KVServerCore::Impl {
     meta.push = push;
     meta.pull = command != proto::PUSH;
     meta.user_command = msg.meta.user_command();
+    meta.clock = msg.meta.clock();
+    meta.version = msg.meta.version();
+    meta.weight = msg.meta.weight();
+    meta.init = msg.meta.init();
     meta.response = std::make_shared<PendingResponse>(msg.meta, session_, value_size_,
                                                       static_cast<int>(parts.size()));
 
@@ -151,7 +187,7 @@ class KVServerCore::Impl {
       }
       meta.shard = part.shard;
       meta.part = static_cast<int>(p);
-      Dispatch({meta, std::move(data)});
+      Dispatch({meta, std::move(data), std::nullopt});
     }
   }
 
@@ -222,7 +258,11 @@ class KVServerCore::Impl {
 
   void Run(const Task& task) {
     try {
-      handler_(task.meta, task.data);
+      if (task.sync_switch) {
+        switch_handler_(task.meta, *task.sync_switch);
+      } else {
+        handler_(task.meta, task.data);
+      }
     } catch (const std::exception& e) {
       task.meta.response->AddPart(task.meta.part, {}, {}, {}, e.what());
     }
@@ -250,6 +290,7 @@ class KVServerCore::Impl {
   const int app_id_;
   const size_t value_size_;
   Handler handler_;
+  SwitchHandler switch_handler_;
   std::vector<std::unique_ptr<Shard>> shards_;
   BufferPool pool_;  // for stored values and the values of requests split over shards
   bool started_ = false;
@@ -276,6 +317,9 @@ KVServerCore::KVServerCore(Session& session, int app_id, size_t value_size, Hand
 
 KVServerCore::~KVServerCore() = default;
 
+void KVServerCore::SetSwitchHandler(SwitchHandler handler) {
+  impl_->SetSwitchHandler(std::move(handler));
+}
 void KVServerCore::Start() { impl_->Start(); }
 int KVServerCore::num_shards() const { return impl_->num_shards(); }
 int KVServerCore::rank() const { return impl_->session().rank(); }
@@ -285,8 +329,8 @@ Buffer KVServerCore::Allocate(size_t bytes, uint8_t** writable) {
 }
 
 void KVServerCore::Respond(const RequestMeta& meta, Buffer keys, std::vector<Buffer> values,
-                           Buffer lens) {
-  meta.response->AddPart(meta.part, std::move(keys), std::move(values), std::move(lens), "");
+                           Buffer lens, const ResponseStamp& stamp) {
+  meta.response->AddPart(meta.part, std::move(keys), std::move(values), std::move(lens), "", stamp);
 }
 
 void KVServerCore::RespondError(const RequestMeta& meta, const std::string& error) {

@@ -25,7 +25,7 @@ size_t PendingResponse::Part::value_bytes() const {
 }
 
 void PendingResponse::AddPart(int part, Buffer keys, std::vector<Buffer> values, Buffer lens,
-                              const std::string& error) {
+                              const std::string& error, const ResponseStamp& stamp) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (part < 0 || part >= static_cast<int>(answered_.size()) || answered_[part]) {
@@ -37,6 +37,7 @@ void PendingResponse::AddPart(int part, Buffer keys, std::vector<Buffer> values,
     answered_[part] = true;
     if (!error.empty() && error_.empty()) error_ = error;
     parts_[part] = {std::move(keys), std::move(values), std::move(lens)};
+    stamp_.Merge(stamp);
     if (--remaining_ > 0) return;
   }
   Send();
@@ -116,6 +117,9 @@ void PendingResponse::Send() {
   meta.set_client_id(request_.client_id());
   meta.set_request_id(request_.request_id());
   meta.set_value_size(static_cast<int>(value_size_));
+  meta.set_version(stamp_.version);
+  meta.set_complete_clock(stamp_.complete_clock);
+  meta.set_clock(stamp_.clock);
   if (parts_.size() == 1) {
     reply.keys = parts_[0].keys;
     reply.lens = parts_[0].lens;

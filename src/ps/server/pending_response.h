@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "pacer/buffer.h"
+#include "pacer/detail/kv_server_core.h"
 #include "ps/message.h"
 
 namespace pacer {
@@ -22,7 +23,7 @@ class PendingResponse {
 
   // Records the answer of part `part`; a second answer for the same part is logged and ignored.
   void AddPart(int part, Buffer keys, std::vector<Buffer> values, Buffer lens,
-               const std::string& error);
+               const std::string& error, const ResponseStamp& stamp = {});
 
  private:
   struct Part {
@@ -43,6 +44,7 @@ class PendingResponse {
   std::vector<Part> parts_;
   std::vector<bool> answered_;
   std::string error_;
+  ResponseStamp stamp_;
 };
 
 }  // namespace detail

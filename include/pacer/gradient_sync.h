@@ -1,0 +1,82 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "pacer/session.h"
+
+namespace pacer {
+
+// What one iteration cost a worker, from BeginIteration to EndIteration.
+struct IterationStats {
+  int64_t clock = 0;        // the iteration's clock
+  double total_s = 0;       // BeginIteration to EndIteration
+  double compute_s = 0;     // BeginIteration to the last PushPull (or to EndIteration)
+  double wait_s = 0;        // blocked in Wait, WaitAll and EndIteration
+  int64_t bytes_out = 0;    // gradients sent
+  int64_t bytes_in = 0;     // parameters received
+  int batch_size = 0;
+  int64_t version = 0;      // lowest parameter version received
+};
+
+// The training loop's view of the parameter servers (run ParameterServer on the server ranks).
+// Register the model's tensors, then each iteration:
+//
+//   sync.BeginIteration(batch_size);
+//   ... compute the gradients ...
+//   sync.PushPull("w", grad_w, w);   // asynchronous: w receives the updated parameters
+//   sync.EndIteration();             // waits for every PushPull, advances the clock
+//
+// Gradients are the mean over the worker's batch. The servers combine them by the job's rule
+// (--sync) and apply the job's optimizer (--optimizer). A tensor larger than --partition_bytes is
+// split over several keys, so its load spreads over the servers; smaller neighbours share a key.
+// Host buffers; all methods are for one training thread.
+class GradientSync {
+ public:
+  explicit GradientSync(Session& session, int app_id = 0);  // on a worker
+  ~GradientSync();
+  GradientSync(const GradientSync&) = delete;
+  GradientSync& operator=(const GradientSync&) = delete;
+
+  // Registers `count` floats at `param` as tensor `name`. Every worker registers the same tensors
+  // in the same order, before its first iteration. At the first BeginIteration (or Broadcast),
+  // worker 0's values become the servers' initial state and every worker's `param` receives them.
+  // `param` must stay valid while the GradientSync exists.
+  void Register(const std::string& name, float* param, size_t count);
+  // Sends worker 0's values to the servers and every worker's tensors; called by the first
+  // BeginIteration if not before.
+  void Broadcast();
+
+  // Pushes `grad` (the tensor's count floats) and receives the updated parameters into `param`
+  // (count floats, usually the registered ones) when the rule lets the next iteration start.
+  // Asynchronous: both must stay valid, `grad` unchanged, until the returned handle is waited for.
+  // When --scheduling_credit keys are in flight, the others go out by priority (highest first),
+  // then in call order.
+  int PushPull(const std::string& name, const float* grad, float* param, int priority = 0);
+  // Blocks until the PushPull's parameters have arrived. Throws Error if it failed, TimeoutError
+  // after timeout_s.
+  void Wait(int handle);
+  void WaitAll();
+
+  void BeginIteration(int batch_size = 0);
+  // Waits for every PushPull of the iteration and advances the clock.
+  void EndIteration();
+
+  // The iteration this worker is in (a backup worker whose gradients were dropped jumps ahead to
+  // the servers' clock).
+  int64_t clock() const;
+  // The weight of this worker's gradients (default 1): updates are the weighted mean of the
+  // workers' gradients. A worker that trains on a different batch size sets its share.
+  void set_weight(double weight);
+  double weight() const;
+  const IterationStats& last_iteration() const;
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pacer

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "pacer/session.h"
+#include "pacer/sync_mode.h"
+
+namespace pacer {
+
+// The scheduler's handle on the servers' synchronization mode. Switch changes it for the whole
+// job at one iteration boundary, in two phases: every server reports the first clock it has not
+// seen (holding pushes from there on), then all switch from the highest of those clocks T. Updates
+// of clocks before T follow the old rule, those from T on the new one; none is lost or applied
+// twice.
+class SyncControl {
+ public:
+  explicit SyncControl(Session& session, int app_id = 0);  // on the scheduler
+  ~SyncControl();
+  SyncControl(const SyncControl&) = delete;
+  SyncControl& operator=(const SyncControl&) = delete;
+
+  // Returns T, the first clock in `mode`, once every server has agreed to it (workers keep
+  // training meanwhile). Throws Error if a server rejects the mode, TimeoutError after timeout_s.
+  int64_t Switch(const SyncMode& mode);
+
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace pacer

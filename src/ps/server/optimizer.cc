@@ -1,0 +1,107 @@
+#include "ps/server/optimizer.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "pacer/error.h"
+
+namespace pacer {
+namespace {
+
+[[noreturn]] void Bad(const std::string& text, const std::string& why) {
+  throw Error("--optimizer=" + text + ": " + why +
+              " (expected sgd:lr=L,momentum=M,nesterov,wd=W or adam|adamw:lr=L,beta1=B1,beta2=B2,"
+              "eps=E,wd=W)");
+}
+
+float Number(const std::string& text, const std::string& field, const std::string& value) {
+  char* end = nullptr;
+  double v = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || !(v >= 0)) {
+    Bad(text, field + "=" + value + " is not a number >= 0");
+  }
+  return static_cast<float>(v);
+}
+
+}  // namespace
+
+OptimizerSpec OptimizerSpec::Parse(const std::string& text) {
+  const size_t colon = text.find(':');
+  const std::string name = text.substr(0, colon);
+  OptimizerSpec spec;
+  if (name == "sgd") {
+    spec.kind = Kind::kSgd;
+  } else if (name == "adam" || name == "adamw") {
+    spec.kind = Kind::kAdam;
+    spec.adam.decoupled_weight_decay = name == "adamw";
+  } else {
+    Bad(text, "unknown optimizer '" + name + "'");
+  }
+  std::istringstream fields(colon == std::string::npos ? "" : text.substr(colon + 1));
+  std::string field;
+  while (std::getline(fields, field, ',')) {
+    const size_t eq = field.find('=');
+    const std::string key = field.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : field.substr(eq + 1);
+    const bool sgd = spec.kind == Kind::kSgd;
+    if (key == "nesterov" && sgd && eq == std::string::npos) {
+      spec.sgd.nesterov = true;
+    } else if (eq == std::string::npos) {
+      Bad(text, "'" + field + "' has no value");
+    } else if (key == "lr") {
+      spec.sgd.lr = spec.adam.lr = Number(text, key, value);
+    } else if (key == "wd") {
+      spec.sgd.weight_decay = spec.adam.weight_decay = Number(text, key, value);
+    } else if (key == "momentum" && sgd) {
+      spec.sgd.momentum = Number(text, key, value);
+    } else if (key == "beta1" && !sgd) {
+      spec.adam.beta1 = Number(text, key, value);
+    } else if (key == "beta2" && !sgd) {
+      spec.adam.beta2 = Number(text, key, value);
+    } else if (key == "eps" && !sgd) {
+      spec.adam.eps = Number(text, key, value);
+    } else {
+      Bad(text, "'" + key + "' is not a field of " + name);
+    }
+  }
+  if (spec.sgd.nesterov && spec.sgd.momentum == 0) Bad(text, "nesterov needs momentum > 0");
+  return spec;
+}
+
+ParameterState::ParameterState(const float* initial, size_t count, const Allocator& allocate)
+    : size_(count) {
+  uint8_t* out = nullptr;
+  values_ = allocate(count * sizeof(float), &out);
+  data_ = reinterpret_cast<float*>(out);
+  if (count > 0) std::memcpy(data_, initial, count * sizeof(float));
+}
+
+void ParameterState::Apply(const OptimizerSpec& spec, Reducer& reducer, const float* grad,
+                           float grad_scale, const Allocator& allocate) {
+  if (values_.owner().use_count() > 1) {
+    uint8_t* out = nullptr;
+    Buffer fresh = allocate(size_ * sizeof(float), &out);
+    std::memcpy(out, data_, size_ * sizeof(float));
+    values_ = std::move(fresh);
+    data_ = reinterpret_cast<float*>(out);
+  }
+  const ConstArray g{grad, DType::kF32};
+  if (spec.kind == OptimizerSpec::Kind::kSgd) {
+    SgdParams p = spec.sgd;
+    p.grad_scale = grad_scale;
+    if (p.momentum != 0 && momentum_.empty()) momentum_.assign(size_, 0.f);
+    reducer.SgdStep(p, data_, momentum_.empty() ? nullptr : momentum_.data(), g, size_);
+    return;
+  }
+  if (momentum_.empty()) {
+    momentum_.assign(size_, 0.f);
+    second_moment_.assign(size_, 0.f);
+  }
+  AdamParams p = spec.adam;
+  p.grad_scale = grad_scale;
+  p.step = ++steps_;
+  reducer.AdamStep(p, data_, momentum_.data(), second_moment_.data(), g, size_);
+}
+
+}  // namespace pacer

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "pacer/buffer.h"
+#include "pacer/reducer.h"
+
+namespace pacer {
+
+// The update rule servers apply when a synchronization rule fires, as --optimizer spells it:
+// "sgd:lr=0.1,momentum=0.9,nesterov,wd=1e-4", "adam:lr=1e-3,beta1=0.9,beta2=0.999,eps=1e-8,wd=0"
+// or "adamw:..." (decoupled weight decay). Every field is optional.
+struct OptimizerSpec {
+  enum class Kind { kSgd, kAdam };
+  Kind kind = Kind::kSgd;
+  SgdParams sgd;
+  AdamParams adam;
+
+  // Throws pacer::Error naming the part of `text` that is wrong.
+  static OptimizerSpec Parse(const std::string& text);
+};
+
+// One key's parameters and optimizer state (momentum, Adam's moments and step count).
+class ParameterState {
+ public:
+  // Recycled memory for values (see KVServerCore::Allocate).
+  using Allocator = std::function<Buffer(size_t bytes, uint8_t** writable)>;
+
+  ParameterState(const float* initial, size_t count, const Allocator& allocate);
+
+  // values = step(values, grad_scale * grad): one fused pass of the Reducer. Values still read by
+  // a response in flight are never changed: the step then runs on a fresh copy.
+  void Apply(const OptimizerSpec& spec, Reducer& reducer, const float* grad, float grad_scale,
+             const Allocator& allocate);
+
+  // The current values; the buffer may be sent as it is (zero-copy).
+  const Buffer& values() const { return values_; }
+  size_t size() const { return size_; }
+
+ private:
+  Buffer values_;
+  float* data_;
+  size_t size_;
+  std::vector<float> momentum_;  // SGD with momentum; Adam's first moment
+  std::vector<float> second_moment_;
+  int64_t steps_ = 0;
+};
+
+}  // namespace pacer

@@ -1,0 +1,121 @@
+#include "pacer/parameter_server.h"
+
+#include <vector>
+
+#include "pacer/detail/kv_server_core.h"
+#include "pacer/error.h"
+#include "ps/server/sync_engine.h"
+#include "ps/str_cat.h"
+
+namespace pacer {
+
+class ParameterServer::Impl {
+ public:
+  Impl(Session& session, int app_id)
+      : session_(session),
+        core_(session, app_id, sizeof(float),
+              [this](const RequestMeta& meta, const detail::RequestData& data) {
+                Handle(meta, data);
+              }) {
+    SyncEngine::Options options;
+    options.num_workers = session.num_workers();
+    options.mode = SyncMode::Parse(session.config().sync);
+    options.optimizer = OptimizerSpec::Parse(session.config().optimizer);
+    auto allocate = [this](size_t bytes, uint8_t** out) { return core_.Allocate(bytes, out); };
+    for (int i = 0; i < core_.num_shards(); ++i) {
+      engines_.push_back(std::make_unique<SyncEngine>(options, session.reducer(), allocate));
+    }
+    core_.SetSwitchHandler([this](const RequestMeta& meta, const SyncSwitchRequest& request) {
+      Switch(meta, request);
+    });
+    core_.Start();
+  }
+
+ private:
+  int WorkerIndex(int rank) const {
+    const int index = rank - 1 - session_.num_servers();
+    if (index < 0 || index >= session_.num_workers()) {
+      throw Error(StrCat("rank ", rank, " is not a worker: only workers push and pull"));
+    }
+    return index;
+  }
+
+  void Handle(const RequestMeta& meta, const detail::RequestData& data) {
+    SyncEngine& engine = *engines_[meta.shard];
+    const int worker = WorkerIndex(meta.sender);
+    const Key* keys = data.keys.as<Key>();
+    const size_t n = data.keys.count<Key>();
+    const int* lens = data.lens.as<int>();
+    if (meta.push) {
+      const size_t uniform = n == 0 ? 0 : data.values.size() / n;
+      std::vector<Gradient> gradients(n);
+      size_t offset = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const size_t bytes = lens ? static_cast<size_t>(lens[i]) * sizeof(float) : uniform;
+        // A weight of 0 is the field left unset: plain KVWorker pushes count once each.
+        gradients[i] = {worker, meta.clock, meta.version, meta.weight == 0 ? 1 : meta.weight,
+                        data.values.Slice(offset, bytes)};
+        offset += bytes;
+      }
+      if (meta.init) {
+        if (worker != 0) {
+          throw Error(StrCat("key ", keys[0], ": initial values from worker ", worker,
+                             " (rank ", meta.sender, "); only worker 0 initializes"));
+        }
+        for (size_t i = 0; i < n; ++i) {
+          engine.Init(keys[i], worker, gradients[i].values.as<float>(),
+                      gradients[i].values.size() / sizeof(float));
+        }
+      } else {
+        for (size_t i = 0; i < n; ++i) engine.Check(keys[i], gradients[i]);
+        for (size_t i = 0; i < n; ++i) engine.Push(keys[i], gradients[i]);
+      }
+    }
+    if (!meta.pull) {
+      core_.Respond(meta, Buffer(), {}, Buffer());
+      return;
+    }
+    // A push-pull pulls for the iteration after the one it pushed.
+    const int64_t clock = meta.push && !meta.init ? meta.clock + 1 : meta.clock;
+    engine.Pull(std::vector<Key>(keys, keys + n), clock,
+                [this, meta, data, &engine] { Serve(meta, data.keys, engine); });
+  }
+
+  void Serve(const RequestMeta& meta, const Buffer& keys_buffer, const SyncEngine& engine) {
+    const Key* keys = keys_buffer.as<Key>();
+    const size_t n = keys_buffer.count<Key>();
+    std::vector<Buffer> vals;
+    std::vector<int> lens;
+    ResponseStamp stamp;
+    for (size_t i = 0; i < n; ++i) {
+      const Buffer& values = *engine.Values(keys[i]);
+      vals.push_back(values);
+      lens.push_back(static_cast<int>(values.size() / sizeof(float)));
+      const KeyStatus status = engine.Status(keys[i]);
+      stamp.Merge({status.version, status.complete, -1});
+    }
+    core_.Respond(meta, keys_buffer, std::move(vals), Buffer::FromVector(std::move(lens)), stamp);
+  }
+
+  void Switch(const RequestMeta& meta, const SyncSwitchRequest& request) {
+    SyncEngine& engine = *engines_[meta.shard];
+    ResponseStamp stamp;
+    if (request.commit) {
+      engine.CommitSwitch(SyncMode::Parse(request.mode), request.first_clock);
+    } else {
+      stamp.clock = engine.PrepareSwitch();
+    }
+    core_.Respond(meta, Buffer(), {}, Buffer(), stamp);
+  }
+
+  Session& session_;
+  std::vector<std::unique_ptr<SyncEngine>> engines_;  // one per shard, used only by its shard
+  detail::KVServerCore core_;                          // last: stops its threads first
+};
+
+ParameterServer::ParameterServer(Session& session, int app_id)
+    : impl_(std::make_unique<Impl>(session, app_id)) {}
+
+ParameterServer::~ParameterServer() = default;
+
+}  // namespace pacer

@@ -1,0 +1,257 @@
+#include "ps/server/sync_engine.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "pacer/error.h"
+#include "ps/str_cat.h"
+
+namespace pacer {
+
+SyncEngine::SyncEngine(const Options& options, Reducer& reducer,
+                       ParameterState::Allocator allocate)
+    : num_workers_(options.num_workers),
+      optimizer_(options.optimizer),
+      reducer_(reducer),
+      allocate_(std::move(allocate)),
+      mode_(options.mode) {
+  if (num_workers_ < 1) throw Error(StrCat("a job of ", num_workers_, " workers cannot train"));
+  CheckMode(mode_);
+}
+
+void SyncEngine::CheckMode(const SyncMode& mode) const {
+  if (mode.kind == SyncMode::Kind::kBackup && mode.backups >= num_workers_) {
+    throw Error(StrCat("--sync=", mode.ToString(), ": ", mode.backups, " backup workers leave none of the ",
+                       num_workers_, " workers to wait for"));
+  }
+}
+
+const SyncEngine::KeyState& SyncEngine::Find(Key key, const Gradient& g) const {
+  auto it = keys_.find(key);
+  if (it == keys_.end() || !it->second.params) {
+    throw Error(StrCat("key ", key, " has no values yet: worker ", g.worker, " pushed clock ",
+                       g.clock, " before worker 0 registered it (GradientSync::Register)"));
+  }
+  return it->second;
+}
+
+void SyncEngine::Init(Key key, int worker, const float* values, size_t count) {
+  KeyState& k = keys_[key];
+  if (k.params) {
+    throw Error(StrCat("key ", key, " already has its initial values (", k.params->size(),
+                       "); worker ", worker, " sent ", count, " more"));
+  }
+  k.params = std::make_unique<ParameterState>(values, count, allocate_);
+  k.last_clock.assign(num_workers_, -1);
+  k.mode = mode_;
+  k.switches_done = switches_.size();
+  Wake(k);
+}
+
+bool SyncEngine::Holds(const KeyState& k, int64_t clock) const {
+  if (fence_ && clock >= *fence_) return true;
+  return k.switches_done < switches_.size() && clock >= switches_[k.switches_done].first_clock;
+}
+
+bool SyncEngine::Ready(const KeyState& k, int64_t clock) const {
+  if (!k.params || Holds(k, clock)) return false;
+  switch (k.mode.kind) {
+    case SyncMode::Kind::kBsp:
+    case SyncMode::Kind::kBackup:
+      return k.complete >= clock;
+    case SyncMode::Kind::kSsp:
+      return k.complete >= clock - k.mode.staleness;
+    default:
+      return true;
+  }
+}
+
+void SyncEngine::Check(Key key, const Gradient& g) const {
+  const KeyState& k = Find(key, g);
+  if (g.worker < 0 || g.worker >= num_workers_) {
+    throw Error(StrCat("key ", key, ": a push from worker ", g.worker, " of ", num_workers_));
+  }
+  const size_t count = g.values.size() / sizeof(float);
+  if (count != k.params->size() || g.values.size() % sizeof(float) != 0) {
+    throw Error(StrCat("key ", key, ": worker ", g.worker, " pushed ", g.values.size(),
+                       " bytes, the key holds ", k.params->size(), " floats"));
+  }
+  if (!(g.weight > 0)) {
+    throw Error(StrCat("key ", key, ": worker ", g.worker, " pushed weight ", g.weight,
+                       "; weights must be positive"));
+  }
+  int64_t last = k.last_clock[g.worker];
+  for (const Gradient& h : k.held) {
+    if (h.worker == g.worker) last = std::max(last, h.clock);
+  }
+  if (g.clock <= last || g.clock < 0) {
+    throw Error(StrCat("key ", key, ": worker ", g.worker, " pushed clock ", g.clock,
+                       " after clock ", last, "; clocks must increase"));
+  }
+  if (g.version > k.version) {
+    throw Error(StrCat("key ", key, ": worker ", g.worker, " computed on version ", g.version,
+                       ", but only ", k.version, " updates exist"));
+  }
+}
+
+void SyncEngine::Push(Key key, const Gradient& g) {
+  Check(key, g);
+  KeyState& k = keys_.at(key);
+  max_clock_seen_ = std::max(max_clock_seen_, g.clock);
+  if (Holds(k, g.clock)) {
+    k.held.push_back(g);
+  } else {
+    Process(k, g);
+  }
+  Advance(k);
+}
+
+void SyncEngine::Process(KeyState& k, const Gradient& g) {
+  k.last_clock[g.worker] = g.clock;
+  if (k.mode.on_arrival()) {
+    ApplyOnArrival(k, g);
+  } else {
+    Accumulate(k, g);
+  }
+}
+
+void SyncEngine::Accumulate(KeyState& k, const Gradient& g) {
+  if (g.clock < k.complete) {  // a backup worker's gradient after the first ones were applied
+    ++k.dropped;
+    return;
+  }
+  struct Aggregate& a = k.aggregates[g.clock];
+  const size_t count = k.params->size();
+  if (a.count == 0) {
+    a.first = g.values;
+  } else {
+    const float* prior = a.count == 1 ? a.first.as<float>() : a.sum_data;
+    if (a.count == 1) {
+      uint8_t* out = nullptr;
+      a.sum = allocate_(count * sizeof(float), &out);
+      a.sum_data = reinterpret_cast<float*>(out);
+    }
+    const ConstArray inputs[2] = {{prior, DType::kF32}, {g.values.data(), DType::kF32}};
+    reducer_.Sum(Span<const ConstArray>(inputs, 2), {a.sum_data, DType::kF32}, count);
+    a.first = Buffer();  // summed: release the message
+  }
+  ++a.count;
+  a.weight += g.weight;
+  const int needed =
+      k.mode.kind == SyncMode::Kind::kBackup ? num_workers_ - k.mode.backups : num_workers_;
+  for (auto it = k.aggregates.begin();
+       it != k.aggregates.end() && it->first == k.complete && it->second.count >= needed;
+       it = k.aggregates.erase(it)) {
+    const struct Aggregate& done = it->second;
+    Update(k, done.count == 1 ? done.first.as<float>() : done.sum_data, 1.0 / done.weight);
+    k.applied += done.count;
+    ++k.complete;
+  }
+}
+
+void SyncEngine::ApplyOnArrival(KeyState& k, const Gradient& g) {
+  double factor = 1;
+  if (k.mode.kind == SyncMode::Kind::kDynSgd) {
+    factor = 1.0 / static_cast<double>(k.version - g.version + 1);
+  } else if (k.mode.kind == SyncMode::Kind::kConSgd) {
+    factor = k.mode.scale > 0 ? k.mode.scale : 1.0 / num_workers_;
+  }
+  Update(k, g.values.as<float>(), factor / g.weight);
+  ++k.applied;
+  k.complete = *std::min_element(k.last_clock.begin(), k.last_clock.end()) + 1;
+}
+
+void SyncEngine::Update(KeyState& k, const float* grad, double grad_scale) {
+  k.params->Apply(optimizer_, reducer_, grad, static_cast<float>(grad_scale), allocate_);
+  ++k.version;
+}
+
+void SyncEngine::Advance(KeyState& k) {
+  for (;;) {
+    bool switched = false;
+    while (k.switches_done < switches_.size() &&
+           k.complete >= switches_[k.switches_done].first_clock) {
+      k.mode = switches_[k.switches_done++].mode;
+      switched = true;
+    }
+    if (!switched || k.held.empty()) break;
+    std::vector<Gradient> held;
+    held.swap(k.held);
+    for (const Gradient& g : held) {
+      if (Holds(k, g.clock)) {
+        k.held.push_back(g);
+      } else {
+        Process(k, g);
+      }
+    }
+  }
+  Wake(k);
+}
+
+void SyncEngine::Pull(std::vector<Key> keys, int64_t clock, std::function<void()> serve) {
+  Wait(std::make_shared<WaitingPull>(WaitingPull{std::move(keys), clock, std::move(serve)}));
+}
+
+void SyncEngine::Wait(const std::shared_ptr<WaitingPull>& pull) {
+  for (Key key : pull->keys) {
+    KeyState& k = keys_[key];
+    if (!Ready(k, pull->clock)) {
+      k.waiters.push_back(pull);
+      return;
+    }
+  }
+  pull->serve();
+}
+
+void SyncEngine::Wake(KeyState& k) {
+  if (k.waiters.empty()) return;
+  std::vector<std::shared_ptr<WaitingPull>> waiters;
+  waiters.swap(k.waiters);
+  for (const auto& pull : waiters) Wait(pull);
+}
+
+int64_t SyncEngine::PrepareSwitch() {
+  fence_ = max_clock_seen_ + 1;
+  return *fence_;
+}
+
+void SyncEngine::CommitSwitch(const SyncMode& mode, int64_t first_clock) {
+  CheckMode(mode);
+  if (fence_ && first_clock < *fence_) {
+    throw Error(StrCat("a switch to ", mode.ToString(), " from clock ", first_clock,
+                       ", but this server has seen clock ", *fence_ - 1));
+  }
+  fence_.reset();
+  switches_.push_back({mode, first_clock});
+  mode_ = mode;
+  for (auto& entry : keys_) {
+    KeyState& k = entry.second;
+    if (k.params) {
+      Advance(k);
+    } else {
+      Wake(k);
+    }
+  }
+}
+
+const Buffer* SyncEngine::Values(Key key) const {
+  auto it = keys_.find(key);
+  return it == keys_.end() || !it->second.params ? nullptr : &it->second.params->values();
+}
+
+KeyStatus SyncEngine::Status(Key key) const {
+  KeyStatus s;
+  auto it = keys_.find(key);
+  if (it == keys_.end()) return s;
+  const KeyState& k = it->second;
+  s.version = k.version;
+  s.complete = k.complete;
+  s.applied = k.applied;
+  s.dropped = k.dropped;
+  s.held = k.held.size();
+  s.mode = k.mode;
+  return s;
+}
+
+}  // namespace pacer

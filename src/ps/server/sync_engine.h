@@ -1,0 +1,143 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "pacer/buffer.h"
+#include "pacer/reducer.h"
+#include "pacer/sync_mode.h"
+#include "pacer/types.h"
+#include "ps/server/optimizer.h"
+
+namespace pacer {
+
+// One worker's gradient for one key.
+struct Gradient {
+  int worker = 0;        // role index, 0..num_workers-1
+  int64_t clock = 0;     // the worker's iteration
+  int64_t version = 0;   // updates applied to the values it was computed on
+  double weight = 1;     // the values are weight x the gradient; updates divide by the weights
+  Buffer values;         // floats, as many as the key holds
+};
+
+// Where a key stands, for tests and telemetry.
+struct KeyStatus {
+  int64_t version = 0;   // updates applied
+  int64_t complete = 0;  // clocks resolved (see SyncEngine)
+  int64_t applied = 0;   // gradients that went into an update
+  int64_t dropped = 0;   // gradients dropped as stale (backup workers)
+  size_t held = 0;       // gradients waiting for a mode switch
+  SyncMode mode;
+};
+
+// The server's update engine for the keys of one shard: parameters, optimizer state, and each
+// key's place in the synchronization rule of STRAGGLERS.md section 2. Pure logic over a Reducer:
+// no threads and no transport (the caller serializes calls, as a server shard does), so every rule
+// is tested directly.
+//
+// Clocks: a key's `complete` clock is the first clock not yet resolved. Once-per-iteration modes
+// (BSP, backup) resolve clock t when they apply its update; on-arrival modes when every worker has
+// pushed clock t. A pull for clock c is served when the rule allows a worker to start iteration c:
+// BSP and backup once complete >= c, SSP(s) once complete >= c - s, the others at once.
+//
+// Switching: PrepareSwitch returns the first clock this engine has not seen and holds pushes from
+// it on; CommitSwitch(mode, T) with T at least every engine's answer makes clocks < T follow the
+// old rule and clocks >= T the new one. Each key changes mode once it has resolved clock T - 1;
+// until then its pushes of clocks >= T wait, and pulls for those clocks too. No gradient is lost
+// or applied twice.
+class SyncEngine {
+ public:
+  struct Options {
+    int num_workers = 1;
+    SyncMode mode;
+    OptimizerSpec optimizer;
+  };
+
+  SyncEngine(const Options& options, Reducer& reducer, ParameterState::Allocator allocate);
+
+  // Sets a key's first values (the job's: worker 0's). Throws Error if the key has them already.
+  void Init(Key key, int worker, const float* values, size_t count);
+  // Applies or holds a gradient by the rule in force for its clock. Throws Error naming the key,
+  // worker and clocks or sizes for a gradient no rule accepts: an unknown key, a wrong length, a
+  // clock not above the worker's last, a version from the future.
+  void Push(Key key, const Gradient& gradient);
+  // Throws what Push would for `gradient`, changing nothing (to check a request before applying
+  // any of it).
+  void Check(Key key, const Gradient& gradient) const;
+  // Calls `serve` (once) when every key is ready for a worker starting `clock`: now, or from the
+  // Init, Push or CommitSwitch that makes them so.
+  void Pull(std::vector<Key> keys, int64_t clock, std::function<void()> serve);
+
+  int64_t PrepareSwitch();
+  // Throws Error if `first_clock` is below the prepared clock or the mode does not fit the job.
+  void CommitSwitch(const SyncMode& mode, int64_t first_clock);
+
+  // The key's current values, or null if it has none yet.
+  const Buffer* Values(Key key) const;
+  KeyStatus Status(Key key) const;
+  // The mode new keys start in (the last committed).
+  const SyncMode& mode() const { return mode_; }
+
+ private:
+  struct Aggregate {
+    Buffer first;      // a lone gradient is used as it came, without a copy
+    Buffer sum;        // two or more: their sum
+    float* sum_data = nullptr;
+    int count = 0;
+    double weight = 0;
+  };
+  struct WaitingPull {
+    std::vector<Key> keys;
+    int64_t clock;
+    std::function<void()> serve;
+  };
+  struct KeyState {
+    std::unique_ptr<ParameterState> params;
+    int64_t version = 0;
+    int64_t complete = 0;
+    std::vector<int64_t> last_clock;  // per worker; -1 before its first push
+    std::map<int64_t, Aggregate> aggregates;
+    std::vector<Gradient> held;
+    size_t switches_done = 0;
+    SyncMode mode;
+    int64_t applied = 0;
+    int64_t dropped = 0;
+    std::vector<std::shared_ptr<WaitingPull>> waiters;
+  };
+  struct Switch {
+    SyncMode mode;
+    int64_t first_clock;
+  };
+
+  const KeyState& Find(Key key, const Gradient& g) const;
+  bool Holds(const KeyState& k, int64_t clock) const;
+  bool Ready(const KeyState& k, int64_t clock) const;
+  void Process(KeyState& k, const Gradient& g);
+  void Accumulate(KeyState& k, const Gradient& g);
+  void ApplyOnArrival(KeyState& k, const Gradient& g);
+  void Update(KeyState& k, const float* grad, double grad_scale);
+  // Carries out the switches the key has reached and replays what they held; then serves the
+  // pulls that became ready.
+  void Advance(KeyState& k);
+  void Wake(KeyState& k);
+  void Wait(const std::shared_ptr<WaitingPull>& pull);
+  void CheckMode(const SyncMode& mode) const;
+
+  const int num_workers_;
+  const OptimizerSpec optimizer_;
+  Reducer& reducer_;
+  const ParameterState::Allocator allocate_;
+  SyncMode mode_;
+  std::unordered_map<Key, KeyState> keys_;
+  std::vector<Switch> switches_;
+  std::optional<int64_t> fence_;  // between PrepareSwitch and CommitSwitch
+  int64_t max_clock_seen_ = -1;
+};
+
+}  // namespace pacer

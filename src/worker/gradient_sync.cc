@@ -1,0 +1,373 @@
+#include "pacer/gradient_sync.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "pacer/detail/kv_client_core.h"
+#include "pacer/error.h"
+#include "ps/str_cat.h"
+#include "worker/tensor_layout.h"
+
+namespace pacer {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+double Seconds(SteadyClock::time_point since) {
+  return std::chrono::duration<double>(SteadyClock::now() - since).count();
+}
+
+}  // namespace
+
+class GradientSync::Impl {
+ public:
+  Impl(Session& session, int app_id)
+      : session_(session),
+        kv_(session, app_id, sizeof(float)),
+        layout_(static_cast<size_t>(std::max<int64_t>(session.config().partition_bytes, 4)) /
+                sizeof(float)),
+        credit_(std::max(1, session.config().scheduling_credit)) {}
+
+  void Register(const std::string& name, float* param, size_t count) {
+    if (broadcast_done_) {
+      throw Error(StrCat("tensor '", name, "' registered after the first iteration"));
+    }
+    if (param == nullptr) throw Error(StrCat("tensor '", name, "': null parameters"));
+    layout_.Add(name, count);
+    registered_.push_back(param);
+  }
+
+  void Broadcast();
+  int PushPull(const std::string& name, const float* grad, float* param, int priority);
+  void Wait(int handle);
+  void WaitAll() {
+    while (!handles_.empty()) Wait(handles_.begin()->first);
+  }
+  void BeginIteration(int batch_size);
+  void EndIteration();
+
+  int64_t clock() const { return clock_; }
+  void set_weight(double weight) {
+    if (!(weight > 0)) throw Error(StrCat("a worker's weight must be positive, not ", weight));
+    weight_ = weight;
+  }
+  double weight() const { return weight_; }
+  const IterationStats& last_iteration() const { return last_; }
+
+ private:
+  // One key's request of the current iteration.
+  struct UnitState {
+    int pushed_members = 0;
+    bool queued = false, inflight = false, done = false;
+    int priority = 0;
+    uint64_t order = 0;  // when it was queued or submitted
+    int timestamp = -1;
+    const float* send = nullptr;    // the gradient (as given, or staged)
+    float* receive = nullptr;       // where the parameters land (the caller's, or staged)
+    std::vector<float> send_stage;  // groups, and weighted gradients
+    std::vector<float> receive_stage;
+    std::vector<float*> member_params;  // groups: where each member's parameters go
+    std::shared_ptr<ResponseStamp> answer;
+    std::string error;
+    bool timed_out = false;
+    // Kept across iterations: the version the next gradient is computed on.
+    int64_t version = 0;
+  };
+  struct Handle {
+    std::string tensor;
+    std::vector<int> units;
+  };
+
+  const TensorLayout::Unit& unit(int u) const { return layout_.units()[u]; }
+  void Submit(int u, detail::Operation op, int64_t clock, bool init);
+  void Pump();
+  void Finish(int u);
+  void WaitUnit(int u);
+
+  Session& session_;
+  detail::KVClientCore kv_;
+  TensorLayout layout_;
+  std::vector<float*> registered_;
+  std::vector<Key> keys_;  // keys_[u] == u, viewed by requests
+  std::vector<UnitState> units_;
+  std::vector<bool> pushed_;  // per tensor, this iteration
+  const int credit_;
+  int inflight_ = 0;
+  uint64_t next_order_ = 0;
+  std::map<int, Handle> handles_;
+  int next_handle_ = 0;
+  bool broadcast_done_ = false;
+  bool in_iteration_ = false;
+  bool any_push_ = false;
+  int64_t clock_ = 0;
+  double weight_ = 1;
+  SteadyClock::time_point begin_, last_push_;
+  IterationStats current_, last_;
+};
+
+void GradientSync::Impl::Submit(int u, detail::Operation op, int64_t clock, bool init) {
+  UnitState& s = units_[u];
+  const size_t bytes = unit(u).count * sizeof(float);
+  detail::Request request{op, Buffer(&keys_[u], sizeof(Key)), {}, {}, {}, nullptr, 0, {}};
+  if (op != detail::Operation::kPull) request.values = Buffer(s.send, bytes);
+  float* receive = s.receive;
+  request.destination.values = [receive, bytes](size_t got) {
+    return got == bytes ? reinterpret_cast<uint8_t*>(receive) : nullptr;
+  };
+  s.answer = std::make_shared<ResponseStamp>();
+  request.sync = {clock, s.version, weight_, init, s.answer};
+  s.timestamp = kv_.Submit(std::move(request));
+  s.inflight = true;
+  s.queued = false;
+  s.order = next_order_++;
+  ++inflight_;
+  if (op != detail::Operation::kPull) current_.bytes_out += static_cast<int64_t>(bytes);
+}
+
+void GradientSync::Impl::Pump() {
+  while (inflight_ < credit_) {
+    int best = -1;
+    for (size_t u = 0; u < units_.size(); ++u) {
+      const UnitState& s = units_[u];
+      if (!s.queued) continue;
+      if (best < 0 || s.priority > units_[best].priority ||
+          (s.priority == units_[best].priority && s.order < units_[best].order)) {
+        best = static_cast<int>(u);
+      }
+    }
+    if (best < 0) return;
+    Submit(best, detail::Operation::kPushPull, clock_, false);
+  }
+}
+
+void GradientSync::Impl::Finish(int u) {
+  UnitState& s = units_[u];
+  try {
+    kv_.Wait(s.timestamp);
+  } catch (const TimeoutError& e) {
+    s.error = e.what();
+    s.timed_out = true;
+  } catch (const Error& e) {
+    s.error = e.what();
+  }
+  s.inflight = false;
+  s.done = true;
+  --inflight_;
+  if (!s.error.empty()) return;
+  current_.bytes_in += static_cast<int64_t>(unit(u).count * sizeof(float));
+  s.version = s.answer->version;
+  if (s.receive == s.receive_stage.data()) {
+    for (size_t m = 0; m < unit(u).members.size(); ++m) {
+      const TensorLayout::Member& member = unit(u).members[m];
+      if (s.member_params[m] == nullptr) continue;
+      std::memcpy(s.member_params[m], s.receive_stage.data() + member.unit_offset,
+                  member.count * sizeof(float));
+    }
+  }
+}
+
+// Waits for unit u, first freeing credit (oldest request first) while it still waits in line.
+void GradientSync::Impl::WaitUnit(int u) {
+  while (!units_[u].done) {
+    if (units_[u].inflight) {
+      Finish(u);
+      break;
+    }
+    int oldest = -1;
+    for (size_t v = 0; v < units_.size(); ++v) {
+      if (units_[v].inflight && (oldest < 0 || units_[v].order < units_[oldest].order)) {
+        oldest = static_cast<int>(v);
+      }
+    }
+    if (oldest < 0) break;  // cannot happen while u is queued: Pump fills all credit
+    Finish(oldest);
+    Pump();
+  }
+}
+
+void GradientSync::Impl::Broadcast() {
+  if (broadcast_done_) return;
+  if (layout_.units().empty()) throw Error("no tensor was registered before the first iteration");
+  const size_t n = layout_.units().size();
+  units_.assign(n, UnitState());
+  keys_.resize(n);
+  pushed_.assign(layout_.tensors().size(), false);
+  const bool first = session_.role_index() == 0;
+  for (size_t u = 0; u < n; ++u) {
+    keys_[u] = layout_.units()[u].key;
+    UnitState& s = units_[u];
+    const TensorLayout::Unit& layout_unit = unit(static_cast<int>(u));
+    s.send_stage.resize(layout_unit.count);
+    s.receive_stage.resize(layout_unit.count);
+    s.member_params.assign(layout_unit.members.size(), nullptr);
+    for (size_t m = 0; m < layout_unit.members.size(); ++m) {
+      const TensorLayout::Member& member = layout_unit.members[m];
+      const float* param = registered_[member.tensor] + member.tensor_offset;
+      std::memcpy(s.send_stage.data() + member.unit_offset, param, member.count * sizeof(float));
+      s.member_params[m] = registered_[member.tensor] + member.tensor_offset;
+    }
+    s.send = s.send_stage.data();
+    s.receive = s.receive_stage.data();
+    Submit(static_cast<int>(u), first ? detail::Operation::kPushPull : detail::Operation::kPull,
+           0, first);
+  }
+  std::string error;
+  for (size_t u = 0; u < n; ++u) {
+    Finish(static_cast<int>(u));  // staged: copies each member's values into its tensor
+    if (error.empty()) error = units_[u].error;
+  }
+  if (!error.empty()) throw Error("broadcast of the initial parameters failed: " + error);
+  broadcast_done_ = true;
+}
+
+void GradientSync::Impl::BeginIteration(int batch_size) {
+  if (in_iteration_) throw Error(StrCat("BeginIteration twice in iteration ", clock_));
+  Broadcast();
+  in_iteration_ = true;
+  std::fill(pushed_.begin(), pushed_.end(), false);
+  for (UnitState& s : units_) {
+    s.pushed_members = 0;
+    s.done = false;
+    s.error.clear();
+    s.timed_out = false;
+  }
+  current_ = IterationStats();
+  current_.clock = clock_;
+  current_.batch_size = batch_size;
+  begin_ = last_push_ = SteadyClock::now();
+  any_push_ = false;
+}
+
+int GradientSync::Impl::PushPull(const std::string& name, const float* grad, float* param,
+                                 int priority) {
+  if (!in_iteration_) {
+    throw Error(StrCat("PushPull of '", name, "' outside an iteration: call BeginIteration"));
+  }
+  const int t = layout_.Find(name);
+  if (grad == nullptr || param == nullptr) {
+    throw Error(StrCat("PushPull of '", name, "': null gradient or parameters"));
+  }
+  if (pushed_[t]) throw Error(StrCat("tensor '", name, "' pushed twice in iteration ", clock_));
+  pushed_[t] = true;
+  Handle handle{name, layout_.tensors()[t].units};
+  for (int u : handle.units) {
+    UnitState& s = units_[u];
+    const TensorLayout::Unit& layout_unit = unit(u);
+    size_t m = 0;
+    while (layout_unit.members[m].tensor != t) ++m;
+    const TensorLayout::Member& member = layout_unit.members[m];
+    const float* g = grad + member.tensor_offset;
+    if (layout_unit.members.size() == 1) {
+      s.receive = param + member.tensor_offset;  // straight into place
+      s.send = g;
+    } else {
+      s.receive = s.receive_stage.data();
+      s.send = s.send_stage.data();
+      s.member_params[m] = param + member.tensor_offset;
+    }
+    if (weight_ != 1 || layout_unit.members.size() > 1) {  // stage, scaled by the weight
+      float* out = s.send_stage.data() + member.unit_offset;
+      const ConstArray in{g, DType::kF32};
+      session_.reducer().Sum(Span<const ConstArray>(&in, 1), {out, DType::kF32}, member.count,
+                             static_cast<float>(weight_));
+      s.send = s.send_stage.data();
+    }
+    if (++s.pushed_members == static_cast<int>(layout_unit.members.size())) {
+      s.queued = true;
+      s.priority = priority;
+      s.order = next_order_++;
+    }
+  }
+  Pump();
+  last_push_ = SteadyClock::now();
+  any_push_ = true;
+  const int id = next_handle_++;
+  handles_[id] = std::move(handle);
+  return id;
+}
+
+void GradientSync::Impl::Wait(int id) {
+  auto it = handles_.find(id);
+  if (it == handles_.end()) throw Error(StrCat("no PushPull with handle ", id, " is pending"));
+  const Handle handle = std::move(it->second);
+  handles_.erase(it);
+  const auto start = SteadyClock::now();
+  for (int u : handle.units) {
+    const UnitState& s = units_[u];
+    if (!s.queued && !s.inflight && !s.done) {
+      std::string missing;
+      for (const TensorLayout::Member& m : unit(u).members) {
+        if (!pushed_[m.tensor]) missing += (missing.empty() ? "'" : ", '") +
+                                           layout_.tensors()[m.tensor].name + "'";
+      }
+      throw Error(StrCat("tensor '", handle.tensor, "' shares a key with ", missing,
+                         ", not pushed yet in iteration ", clock_, ": push them before waiting"));
+    }
+    WaitUnit(u);
+  }
+  current_.wait_s += Seconds(start);
+  for (int u : handle.units) {
+    const UnitState& s = units_[u];
+    if (s.error.empty()) continue;
+    if (s.timed_out) throw TimeoutError(s.error);
+    throw Error(s.error);
+  }
+}
+
+void GradientSync::Impl::EndIteration() {
+  if (!in_iteration_) throw Error(StrCat("EndIteration outside an iteration (clock ", clock_, ")"));
+  for (size_t u = 0; u < units_.size(); ++u) {
+    const int members = static_cast<int>(unit(static_cast<int>(u)).members.size());
+    if (units_[u].pushed_members > 0 && units_[u].pushed_members < members) {
+      std::string missing;
+      for (const TensorLayout::Member& m : unit(static_cast<int>(u)).members) {
+        if (!pushed_[m.tensor]) missing += " '" + layout_.tensors()[m.tensor].name + "'";
+      }
+      in_iteration_ = false;
+      handles_.clear();
+      throw Error(StrCat("iteration ", clock_, " ended without pushing", missing,
+                         ", which share a key with tensors it pushed"));
+    }
+  }
+  const double compute_s = std::chrono::duration<double>(last_push_ - begin_).count();
+  in_iteration_ = false;
+  WaitAll();
+  // The servers may be ahead: a backup worker whose gradients came too late jumps to their clock.
+  int64_t next = clock_ + 1;
+  int64_t version = -1;
+  for (const UnitState& s : units_) {
+    if (!s.done || !s.answer) continue;
+    next = std::max(next, s.answer->complete_clock);
+    version = version < 0 ? s.version : std::min(version, s.version);
+  }
+  current_.compute_s = any_push_ ? compute_s : Seconds(begin_);
+  current_.total_s = Seconds(begin_);
+  current_.version = std::max<int64_t>(0, version);
+  last_ = current_;
+  clock_ = next;
+}
+
+GradientSync::GradientSync(Session& session, int app_id)
+    : impl_(std::make_unique<Impl>(session, app_id)) {}
+GradientSync::~GradientSync() = default;
+void GradientSync::Register(const std::string& name, float* param, size_t count) {
+  impl_->Register(name, param, count);
+}
+void GradientSync::Broadcast() { impl_->Broadcast(); }
+int GradientSync::PushPull(const std::string& name, const float* grad, float* param,
+                           int priority) {
+  return impl_->PushPull(name, grad, param, priority);
+}
+void GradientSync::Wait(int handle) { impl_->Wait(handle); }
+void GradientSync::WaitAll() { impl_->WaitAll(); }
+void GradientSync::BeginIteration(int batch_size) { impl_->BeginIteration(batch_size); }
+void GradientSync::EndIteration() { impl_->EndIteration(); }
+int64_t GradientSync::clock() const { return impl_->clock(); }
+void GradientSync::set_weight(double weight) { impl_->set_weight(weight); }
+double GradientSync::weight() const { return impl_->weight(); }
+const IterationStats& GradientSync::last_iteration() const { return impl_->last_iteration(); }
+
+}  // namespace pacer

@@ -1,0 +1,349 @@
+// The synchronization rules of STRAGGLERS.md section 2, on the engine alone (no processes).
+#include "ps/server/sync_engine.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "pacer/error.h"
+
+namespace pacer {
+namespace {
+
+Buffer Floats(std::vector<float> v) { return Buffer::FromVector(std::move(v)); }
+
+// An engine over a few keys with plain SGD at lr = 1 (w -= grad_scale * g): updates are exact
+// sums that the tests can write down.
+class Engine {
+ public:
+  Engine(int workers, const std::string& mode, const std::string& optimizer = "sgd:lr=1")
+      : reducer_(MakeCpuReducer(1)),
+        engine_({workers, SyncMode::Parse(mode), OptimizerSpec::Parse(optimizer)}, *reducer_,
+                [](size_t bytes, uint8_t** out) { return Buffer::Allocate(bytes, out); }) {}
+
+  SyncEngine* operator->() { return &engine_; }
+  void Init(Key key, std::vector<float> values) {
+    engine_.Init(key, 0, values.data(), values.size());
+  }
+  void Push(Key key, int worker, int64_t clock, std::vector<float> g, double weight = 1,
+            int64_t version = 0) {
+    engine_.Push(key, {worker, clock, version, weight, Floats(std::move(g))});
+  }
+  // Whether a pull for `clock` is served at once; a pull left waiting sets *served later.
+  bool PullNow(Key key, int64_t clock, bool* served = nullptr) {
+    auto flag = std::make_shared<bool>(false);
+    bool* out = served ? served : flag.get();
+    *out = false;
+    engine_.Pull({key}, clock, [out, flag] { *out = true; });
+    return *out;
+  }
+  std::vector<float> Values(Key key) {
+    const Buffer* b = engine_.Values(key);
+    return std::vector<float>(b->as<float>(), b->as<float>() + b->count<float>());
+  }
+
+ private:
+  std::unique_ptr<Reducer> reducer_;
+  SyncEngine engine_;
+};
+
+TEST(SyncModeTest, ParsesEveryModeAndRejectsNonsense) {
+  for (const char* text : {"bsp", "asp", "ssp:0", "ssp:3", "backup:1", "dynsgd", "consgd",
+                           "consgd:0.25"}) {
+    EXPECT_EQ(SyncMode::Parse(text).ToString(), text);
+  }
+  EXPECT_EQ(SyncMode::Parse("ssp:3").staleness, 3);
+  EXPECT_EQ(SyncMode::Parse("backup:2").backups, 2);
+  EXPECT_DOUBLE_EQ(SyncMode::Parse("consgd:0.25").scale, 0.25);
+  for (const char* bad : {"", "bs", "ssp", "ssp:", "ssp:-1", "ssp:x", "backup", "bsp:1",
+                          "consgd:0", "consgd:-2"}) {
+    EXPECT_THROW(SyncMode::Parse(bad), Error) << bad;
+  }
+  try {
+    SyncMode::Parse("ssp:two");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'two'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(OptimizerSpecTest, ParsesFieldsAndNamesTheWrongOne) {
+  OptimizerSpec sgd = OptimizerSpec::Parse("sgd:lr=0.5,momentum=0.9,nesterov,wd=0.001");
+  EXPECT_EQ(sgd.kind, OptimizerSpec::Kind::kSgd);
+  EXPECT_FLOAT_EQ(sgd.sgd.lr, 0.5f);
+  EXPECT_FLOAT_EQ(sgd.sgd.momentum, 0.9f);
+  EXPECT_TRUE(sgd.sgd.nesterov);
+  EXPECT_FLOAT_EQ(sgd.sgd.weight_decay, 0.001f);
+  OptimizerSpec adamw = OptimizerSpec::Parse("adamw:lr=0.002,beta2=0.99");
+  EXPECT_EQ(adamw.kind, OptimizerSpec::Kind::kAdam);
+  EXPECT_TRUE(adamw.adam.decoupled_weight_decay);
+  EXPECT_FLOAT_EQ(adamw.adam.beta2, 0.99f);
+  for (const char* bad : {"sgdx", "sgd:lr", "sgd:lr=abc", "sgd:beta1=0.9", "adam:momentum=0.9",
+                          "sgd:nesterov", "sgd:lr=-1"}) {
+    EXPECT_THROW(OptimizerSpec::Parse(bad), Error) << bad;
+  }
+}
+
+TEST(SyncEngineTest, BspAppliesOneUpdateWhenEveryWorkerPushed) {
+  Engine e(3, "bsp");
+  e.Init(7, {10, 20});
+  EXPECT_TRUE(e.PullNow(7, 0));
+  e.Push(7, 0, 0, {3, 6});
+  e.Push(7, 2, 0, {6, 3});
+  bool served = false;
+  EXPECT_FALSE(e.PullNow(7, 1, &served));
+  EXPECT_EQ(e.Values(7), (std::vector<float>{10, 20}));
+  EXPECT_EQ(e->Status(7).version, 0);
+  e.Push(7, 1, 0, {0, 0});
+  EXPECT_TRUE(served);
+  EXPECT_EQ(e.Values(7), (std::vector<float>{7, 17}));  // w - (3 + 6 + 0) / 3
+  EXPECT_EQ(e->Status(7).version, 1);
+  EXPECT_EQ(e->Status(7).complete, 1);
+  EXPECT_EQ(e->Status(7).applied, 3);
+}
+
+TEST(SyncEngineTest, WeightedPushesAreDividedByTheTotalWeight) {
+  Engine e(3, "bsp");
+  e.Init(1, {0});
+  // Each push is weight x its mean gradient; the update is sum / total weight.
+  e.Push(1, 0, 0, {1 * 1.f}, 1);
+  e.Push(1, 1, 0, {2 * 4.f}, 2);
+  e.Push(1, 2, 0, {5 * 2.f}, 5);
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-(1 + 8 + 10) / 8.f}));
+}
+
+TEST(SyncEngineTest, AspAppliesEachGradientOnArrival) {
+  Engine e(2, "asp");
+  e.Init(1, {0, 0});
+  e.Push(1, 0, 0, {1, 2});
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-1, -2}));
+  e.Push(1, 0, 1, {1, 1});
+  e.Push(1, 0, 2, {1, 1});
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-3, -4}));
+  EXPECT_TRUE(e.PullNow(1, 50));  // never waits
+  EXPECT_EQ(e->Status(1).version, 3);
+  EXPECT_EQ(e->Status(1).complete, 0);  // worker 1 has pushed nothing
+}
+
+// Workers act in a random order; one that is waiting for its pull cannot act. At every start of
+// an iteration, its clock minus the clock of the slowest worker (pushes it issued) is the gap.
+int MaxClockGap(const std::string& mode, int workers, int iterations, uint64_t seed) {
+  Engine e(workers, mode);
+  e.Init(3, {0});
+  std::mt19937_64 rng(seed);
+  std::vector<int64_t> clock(workers, 0);  // the iteration each worker computes
+  std::vector<std::shared_ptr<bool>> ready(workers);
+  int max_gap = 0;
+  auto start = [&](int w) {
+    int64_t slowest = *std::min_element(clock.begin(), clock.end());
+    max_gap = std::max(max_gap, static_cast<int>(clock[w] - slowest));
+  };
+  for (int w = 0; w < workers; ++w) start(w);
+  for (int step = 0; step < iterations * workers * 4; ++step) {
+    // The last worker is slow: it gets a turn a quarter as often.
+    int w = static_cast<int>(rng() % (workers + 2));
+    if (w >= workers) w = static_cast<int>(rng() % (workers - 1));
+    if (w == workers - 1 && rng() % 4 != 0) continue;
+    if (ready[w]) {
+      if (!*ready[w]) continue;  // still blocked in its pull
+      ready[w].reset();
+      start(w);
+      continue;
+    }
+    if (clock[w] >= iterations) continue;
+    e.Push(3, w, clock[w], {1});
+    ++clock[w];
+    ready[w] = std::make_shared<bool>(false);
+    auto flag = ready[w];
+    e->Pull({3}, clock[w], [flag] { *flag = true; });
+  }
+  return max_gap;
+}
+
+TEST(SyncEngineTest, SspKeepsTheClockGapWithinTheBound) {
+  for (int s : {0, 1, 2, 4}) {
+    int gap = MaxClockGap("ssp:" + std::to_string(s), 4, 60, 11 + s);
+    EXPECT_LE(gap, s) << "ssp:" << s;
+    EXPECT_EQ(gap, s) << "ssp:" << s << ": a slow worker should push the gap to the bound";
+  }
+  // Without the bound the same schedule drifts far apart: the measure can fail.
+  EXPECT_GT(MaxClockGap("asp", 4, 60, 11), 6);
+}
+
+TEST(SyncEngineTest, BackupWorkersApplyTheFirstNAndDropTheRest) {
+  Engine e(4, "backup:1");
+  e.Init(5, {0});
+  e.Push(5, 3, 0, {1});
+  e.Push(5, 0, 0, {2});
+  bool served = false;
+  EXPECT_FALSE(e.PullNow(5, 1, &served));
+  e.Push(5, 1, 0, {3});
+  EXPECT_TRUE(served);
+  EXPECT_EQ(e.Values(5), (std::vector<float>{-2}));  // (1 + 2 + 3) / 3
+  e.Push(5, 2, 0, {100});                            // too late: dropped
+  EXPECT_EQ(e.Values(5), (std::vector<float>{-2}));
+  KeyStatus s = e->Status(5);
+  EXPECT_EQ(s.applied, 3);
+  EXPECT_EQ(s.dropped, 1);
+  EXPECT_EQ(s.version, 1);
+  // The late worker's pull for clock 1 is served at once, and it may skip to the servers' clock.
+  EXPECT_TRUE(e.PullNow(5, 1));
+  // A stale gradient (an older clock than the current iteration) is dropped too.
+  e.Push(5, 0, 1, {1});
+  e.Push(5, 1, 1, {1});
+  e.Push(5, 3, 1, {1});
+  e.Push(5, 2, 1, {1000});
+  EXPECT_EQ(e.Values(5), (std::vector<float>{-3}));
+  EXPECT_EQ(e->Status(5).dropped, 2);
+}
+
+TEST(SyncEngineTest, DynSgdScalesByOneOverStalenessPlusOne) {
+  Engine e(2, "dynsgd");
+  e.Init(2, {0});
+  e.Push(2, 0, 0, {1}, 1, /*version=*/0);  // d = 0: -1
+  e.Push(2, 1, 0, {1}, 1, /*version=*/0);  // d = 1: -1/2
+  EXPECT_EQ(e.Values(2), (std::vector<float>{-1.5f}));
+  e.Push(2, 0, 1, {3}, 1, /*version=*/0);  // d = 2: -3/3
+  e.Push(2, 1, 1, {1}, 1, /*version=*/3);  // d = 0: -1
+  EXPECT_EQ(e.Values(2), (std::vector<float>{-3.5f}));
+}
+
+TEST(SyncEngineTest, ConSgdScalesEveryUpdateByAConstant) {
+  Engine e(4, "consgd");
+  e.Init(2, {0});
+  e.Push(2, 0, 0, {2});
+  EXPECT_EQ(e.Values(2), (std::vector<float>{-0.5f}));  // default 1 / N
+  Engine f(4, "consgd:0.125");
+  f.Init(2, {0});
+  f.Push(2, 3, 0, {8});
+  EXPECT_EQ(f.Values(2), (std::vector<float>{-1}));
+}
+
+TEST(SyncEngineTest, OptimizerStateLivesPerKey) {
+  Engine e(1, "bsp", "sgd:lr=1,momentum=0.5");
+  e.Init(1, {0});
+  e.Init(2, {0});
+  e.Push(1, 0, 0, {1});  // m = 1, w = -1
+  e.Push(1, 0, 1, {1});  // m = 1.5, w = -2.5
+  e.Push(2, 0, 0, {1});  // another key's momentum starts at 0
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-2.5f}));
+  EXPECT_EQ(e.Values(2), (std::vector<float>{-1}));
+}
+
+TEST(SyncEngineTest, PullsWaitForInitialValues) {
+  Engine e(2, "bsp");
+  bool served = false;
+  EXPECT_FALSE(e.PullNow(9, 0, &served));
+  e.Init(9, {4});
+  EXPECT_TRUE(served);
+}
+
+TEST(SyncEngineTest, RejectsWhatNoRuleAccepts) {
+  Engine e(2, "bsp");
+  auto message = [&](auto&& f) {
+    try {
+      f();
+    } catch (const Error& err) {
+      return std::string(err.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message([&] { e.Push(1, 0, 0, {1}); }).find("key 1 has no values"), std::string::npos);
+  e.Init(1, {0, 0});
+  EXPECT_NE(message([&] { e.Init(1, {1, 1}); }).find("already has"), std::string::npos);
+  EXPECT_NE(message([&] { e.Push(1, 0, 0, {1}); }).find("pushed 4 bytes, the key holds 2"),
+            std::string::npos);
+  e.Push(1, 0, 0, {1, 1});
+  EXPECT_NE(message([&] { e.Push(1, 0, 0, {1, 1}); }).find("clocks must increase"),
+            std::string::npos);
+  EXPECT_NE(message([&] { e.Push(1, 1, 0, {1, 1}, 1, 5); }).find("only 0 updates"),
+            std::string::npos);
+  EXPECT_NE(message([&] { e.Push(1, 1, 0, {1, 1}, 0); }).find("weights must be positive"),
+            std::string::npos);
+  EXPECT_NE(message([&] { e.Push(1, 2, 0, {1, 1}); }).find("worker 2 of 2"), std::string::npos);
+  EXPECT_THROW(Engine(2, "backup:2"), Error);
+  // Nothing was applied by the rejected pushes.
+  e.Push(1, 1, 0, {3, 3});
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-2, -2}));
+  EXPECT_EQ(e->Status(1).applied, 2);
+}
+
+// Switching: clocks before T follow the old rule, clocks from T on the new one.
+TEST(SyncEngineTest, SwitchFromAspToBspLosesNothing) {
+  Engine e(2, "asp");
+  e.Init(1, {0});
+  e.Push(1, 0, 0, {1});
+  e.Push(1, 0, 1, {1});
+  EXPECT_EQ(e->PrepareSwitch(), 2);
+  EXPECT_THROW(e->CommitSwitch(SyncMode::Parse("bsp"), 1), Error);  // below the prepared clock
+  e->CommitSwitch(SyncMode::Parse("bsp"), 2);
+  e.Push(1, 0, 2, {10});  // held: worker 1 has not finished clock 1
+  EXPECT_EQ(e->Status(1).held, 1u);
+  bool served = false;
+  EXPECT_FALSE(e.PullNow(1, 2, &served));  // clock 2 follows BSP, which has not started
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-2}));
+  e.Push(1, 1, 0, {1});
+  e.Push(1, 1, 1, {1});  // clock 1 resolved: the key switches, the held push joins clock 2
+  EXPECT_TRUE(served);
+  EXPECT_EQ(e->Status(1).mode, SyncMode::Parse("bsp"));
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-4}));  // four ASP updates, no BSP update yet
+  e.Push(1, 1, 2, {20});
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-19}));  // - (10 + 20) / 2
+  KeyStatus s = e->Status(1);
+  EXPECT_EQ(s.applied, 6);
+  EXPECT_EQ(s.dropped, 0);
+  EXPECT_EQ(s.version, 5);
+}
+
+TEST(SyncEngineTest, SwitchFromBspToBackupAndBack) {
+  Engine e(3, "bsp");
+  e.Init(1, {0});
+  for (int w = 0; w < 3; ++w) e.Push(1, w, 0, {3});  // -3
+  e->CommitSwitch(SyncMode::Parse("backup:1"), e->PrepareSwitch());
+  e.Push(1, 0, 1, {1});
+  e.Push(1, 1, 1, {3});  // -5
+  e.Push(1, 2, 1, {50});  // dropped
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-5}));
+  e->CommitSwitch(SyncMode::Parse("bsp"), e->PrepareSwitch());
+  for (int w = 0; w < 3; ++w) e.Push(1, w, 2, {6});  // -11
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-11}));
+  KeyStatus s = e->Status(1);
+  EXPECT_EQ(s.applied, 8);
+  EXPECT_EQ(s.dropped, 1);
+  EXPECT_EQ(s.version, 3);
+}
+
+// Any interleaving of pushes across a switch applies every gradient exactly once: the final value
+// equals the sum of what each rule should apply (ASP then SSP, both on arrival at lr 1).
+TEST(SyncEngineTest, RandomInterleavingsAcrossASwitchApplyEachGradientOnce) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937_64 rng(seed);
+    Engine e(3, "asp");
+    e.Init(1, {0});
+    const int iterations = 12;
+    std::vector<int> next(3, 0);
+    int64_t first_new = -1;
+    double expected = 0;
+    int pushed = 0;
+    while (pushed < 3 * iterations) {
+      int w = static_cast<int>(rng() % 3);
+      if (next[w] == iterations) continue;
+      if (first_new < 0 && pushed == 10) first_new = e->PrepareSwitch();
+      if (first_new >= 0 && pushed == 13) e->CommitSwitch(SyncMode::Parse("consgd:0.5"), first_new);
+      const float g = static_cast<float>(1 + (rng() % 4));
+      e.Push(1, w, next[w], {g});
+      ++pushed;
+      ++next[w];
+      // ASP applies g, ConSGD(0.5) g / 2: which one depends on the clock alone.
+      expected += next[w] - 1 < first_new || first_new < 0 ? g : g / 2;
+    }
+    EXPECT_EQ(e.Values(1)[0], static_cast<float>(-expected)) << "seed " << seed;
+    EXPECT_EQ(e->Status(1).applied, 3 * iterations);
+    EXPECT_EQ(e->Status(1).held, 0u);
+  }
+}
+
+}  // namespace
+}  // namespace pacer
