@@ -11,14 +11,14 @@ namespace pacer {
 
 // What one iteration cost a worker, from BeginIteration to EndIteration.
 struct IterationStats {
-  int64_t clock = 0;        // the iteration's clock
-  double total_s = 0;       // BeginIteration to EndIteration
-  double compute_s = 0;     // BeginIteration to the last PushPull (or to EndIteration)
-  double wait_s = 0;        // blocked in Wait, WaitAll and EndIteration
-  int64_t bytes_out = 0;    // gradients sent
-  int64_t bytes_in = 0;     // parameters received
+  int64_t clock = 0;      // the iteration's clock
+  double total_s = 0;     // BeginIteration to EndIteration
+  double compute_s = 0;   // BeginIteration to the last PushPull (or to EndIteration)
+  double wait_s = 0;      // blocked in Wait, WaitAll and EndIteration
+  int64_t bytes_out = 0;  // gradients sent
+  int64_t bytes_in = 0;   // parameters received
   int batch_size = 0;
-  int64_t version = 0;      // lowest parameter version received
+  int64_t version = 0;  // lowest parameter version received
 };
 
 // The training loop's view of the parameter servers (run ParameterServer on the server ranks).

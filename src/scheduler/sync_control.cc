@@ -40,8 +40,8 @@ struct SyncControl::State {
     std::unique_lock<std::mutex> lock(mu);
     const auto timeout = std::chrono::duration<double>(session.config().timeout_s);
     if (!done.wait_for(lock, timeout, [&] { return answered == servers; })) {
-      throw TimeoutError(StrCat("switching to ", mode.empty() ? "a new mode" : mode, ": ",
-                                answered, " of ", servers, " servers answered within ",
+      throw TimeoutError(StrCat("switching to ", mode.empty() ? "a new mode" : mode, ": ", answered,
+                                " of ", servers, " servers answered within ",
                                 session.config().timeout_s, " s"));
     }
     if (!error.empty()) throw Error(error);

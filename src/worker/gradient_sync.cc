@@ -58,13 +58,16 @@ class GradientSync::Impl {
   const IterationStats& last_iteration() const { return last_; }
 
  private:
-  // One key's request of the current iteration.
+  // One key's requests of the current iteration: a push, limited by credit and ordered by
+  // priority, and a pull that the server answers once the rule allows the next iteration. Credit
+  // holds pushes only: a push completes without waiting for other workers, so workers that order
+  // their keys differently cannot block each other.
   struct UnitState {
     int pushed_members = 0;
-    bool queued = false, inflight = false, done = false;
+    bool queued = false, pushing = false, pulling = false, done = false;
     int priority = 0;
-    uint64_t order = 0;  // when it was queued or submitted
-    int timestamp = -1;
+    uint64_t order = 0;  // when it was queued, then when its push was sent
+    int push_ts = -1, pull_ts = -1;
     const float* send = nullptr;    // the gradient (as given, or staged)
     float* receive = nullptr;       // where the parameters land (the caller's, or staged)
     std::vector<float> send_stage;  // groups, and weighted gradients
@@ -82,9 +85,15 @@ class GradientSync::Impl {
   };
 
   const TensorLayout::Unit& unit(int u) const { return layout_.units()[u]; }
-  void Submit(int u, detail::Operation op, int64_t clock, bool init);
+  int Send(int u, detail::Operation op, int64_t clock, bool init, bool after_own_push);
+  // Waits for request `ts` of unit u, recording a failure in the unit.
+  void Await(int u, int ts);
+  bool AnyQueued() const;
+  // Sends queued pushes, highest priority first, while credit lasts.
   void Pump();
-  void Finish(int u);
+  // Releases the credit of finished pushes; with `block`, waits for the oldest one first.
+  void ReleasePushes(bool block);
+  void FinishPull(int u);
   void WaitUnit(int u);
 
   Session& session_;
@@ -95,7 +104,7 @@ class GradientSync::Impl {
   std::vector<UnitState> units_;
   std::vector<bool> pushed_;  // per tensor, this iteration
   const int credit_;
-  int inflight_ = 0;
+  int pushes_inflight_ = 0;
   uint64_t next_order_ = 0;
   std::map<int, Handle> handles_;
   int next_handle_ = 0;
@@ -108,27 +117,47 @@ class GradientSync::Impl {
   IterationStats current_, last_;
 };
 
-void GradientSync::Impl::Submit(int u, detail::Operation op, int64_t clock, bool init) {
+int GradientSync::Impl::Send(int u, detail::Operation op, int64_t clock, bool init,
+                             bool after_own_push) {
   UnitState& s = units_[u];
   const size_t bytes = unit(u).count * sizeof(float);
   detail::Request request{op, Buffer(&keys_[u], sizeof(Key)), {}, {}, {}, nullptr, 0, {}};
-  if (op != detail::Operation::kPull) request.values = Buffer(s.send, bytes);
-  float* receive = s.receive;
-  request.destination.values = [receive, bytes](size_t got) {
-    return got == bytes ? reinterpret_cast<uint8_t*>(receive) : nullptr;
-  };
-  s.answer = std::make_shared<ResponseStamp>();
-  request.sync = {clock, s.version, weight_, init, s.answer};
-  s.timestamp = kv_.Submit(std::move(request));
-  s.inflight = true;
-  s.queued = false;
-  s.order = next_order_++;
-  ++inflight_;
-  if (op != detail::Operation::kPull) current_.bytes_out += static_cast<int64_t>(bytes);
+  request.sync = {clock, s.version, weight_, init, after_own_push, nullptr};
+  if (op != detail::Operation::kPull) {
+    request.values = Buffer(s.send, bytes);
+    current_.bytes_out += static_cast<int64_t>(bytes);
+  }
+  if (op != detail::Operation::kPush) {
+    float* receive = s.receive;
+    request.destination.values = [receive, bytes](size_t got) {
+      return got == bytes ? reinterpret_cast<uint8_t*>(receive) : nullptr;
+    };
+    s.answer = request.sync.answer = std::make_shared<ResponseStamp>();
+  }
+  return kv_.Submit(std::move(request));
+}
+
+void GradientSync::Impl::Await(int u, int ts) {
+  UnitState& s = units_[u];
+  try {
+    kv_.Wait(ts);
+  } catch (const TimeoutError& e) {
+    if (s.error.empty()) s.error = e.what();
+    s.timed_out = true;
+  } catch (const Error& e) {
+    if (s.error.empty()) s.error = e.what();
+  }
+}
+
+bool GradientSync::Impl::AnyQueued() const {
+  for (const UnitState& s : units_) {
+    if (s.queued) return true;
+  }
+  return false;
 }
 
 void GradientSync::Impl::Pump() {
-  while (inflight_ < credit_) {
+  while (pushes_inflight_ < credit_) {
     int best = -1;
     for (size_t u = 0; u < units_.size(); ++u) {
       const UnitState& s = units_[u];
@@ -139,23 +168,48 @@ void GradientSync::Impl::Pump() {
       }
     }
     if (best < 0) return;
-    Submit(best, detail::Operation::kPushPull, clock_, false);
+    UnitState& s = units_[best];
+    s.push_ts = Send(best, detail::Operation::kPush, clock_, false, false);
+    s.pull_ts = Send(best, detail::Operation::kPull, clock_ + 1, false, true);
+    s.queued = false;
+    s.pushing = s.pulling = true;
+    s.order = next_order_++;
+    ++pushes_inflight_;
   }
 }
 
-void GradientSync::Impl::Finish(int u) {
-  UnitState& s = units_[u];
-  try {
-    kv_.Wait(s.timestamp);
-  } catch (const TimeoutError& e) {
-    s.error = e.what();
-    s.timed_out = true;
-  } catch (const Error& e) {
-    s.error = e.what();
+void GradientSync::Impl::ReleasePushes(bool block) {
+  int oldest = -1;
+  for (size_t u = 0; u < units_.size(); ++u) {
+    UnitState& s = units_[u];
+    if (!s.pushing) continue;
+    bool finished = false;
+    try {
+      finished = kv_.Wait(s.push_ts, std::chrono::milliseconds(0));
+    } catch (const Error& e) {
+      finished = true;
+      if (s.error.empty()) s.error = e.what();
+    }
+    if (finished) {
+      s.pushing = false;
+      --pushes_inflight_;
+      block = false;
+    } else if (oldest < 0 || s.order < units_[oldest].order) {
+      oldest = static_cast<int>(u);
+    }
   }
-  s.inflight = false;
+  if (block && oldest >= 0) {
+    Await(oldest, units_[oldest].push_ts);
+    units_[oldest].pushing = false;
+    --pushes_inflight_;
+  }
+}
+
+void GradientSync::Impl::FinishPull(int u) {
+  UnitState& s = units_[u];
+  Await(u, s.pull_ts);
+  s.pulling = false;
   s.done = true;
-  --inflight_;
   if (!s.error.empty()) return;
   current_.bytes_in += static_cast<int64_t>(unit(u).count * sizeof(float));
   s.version = s.answer->version;
@@ -169,23 +223,22 @@ void GradientSync::Impl::Finish(int u) {
   }
 }
 
-// Waits for unit u, first freeing credit (oldest request first) while it still waits in line.
+// Sends every queued push before blocking on a pull: the pull may wait for other workers' pushes,
+// and theirs for nothing, so no worker holds back what another waits for.
 void GradientSync::Impl::WaitUnit(int u) {
-  while (!units_[u].done) {
-    if (units_[u].inflight) {
-      Finish(u);
-      break;
-    }
-    int oldest = -1;
-    for (size_t v = 0; v < units_.size(); ++v) {
-      if (units_[v].inflight && (oldest < 0 || units_[v].order < units_[oldest].order)) {
-        oldest = static_cast<int>(v);
-      }
-    }
-    if (oldest < 0) break;  // cannot happen while u is queued: Pump fills all credit
-    Finish(oldest);
+  for (;;) {
+    ReleasePushes(false);
     Pump();
+    if (!AnyQueued()) break;
+    ReleasePushes(true);
   }
+  UnitState& s = units_[u];
+  if (s.pushing) {
+    Await(u, s.push_ts);
+    s.pushing = false;
+    --pushes_inflight_;
+  }
+  if (s.pulling) FinishPull(u);
 }
 
 void GradientSync::Impl::Broadcast() {
@@ -211,12 +264,14 @@ void GradientSync::Impl::Broadcast() {
     }
     s.send = s.send_stage.data();
     s.receive = s.receive_stage.data();
-    Submit(static_cast<int>(u), first ? detail::Operation::kPushPull : detail::Operation::kPull,
-           0, first);
+    s.pull_ts =
+        Send(static_cast<int>(u), first ? detail::Operation::kPushPull : detail::Operation::kPull,
+             0, first, false);
+    s.pulling = true;
   }
   std::string error;
   for (size_t u = 0; u < n; ++u) {
-    Finish(static_cast<int>(u));  // staged: copies each member's values into its tensor
+    FinishPull(static_cast<int>(u));  // staged: copies each member's values into its tensor
     if (error.empty()) error = units_[u].error;
   }
   if (!error.empty()) throw Error("broadcast of the initial parameters failed: " + error);
@@ -281,6 +336,7 @@ int GradientSync::Impl::PushPull(const std::string& name, const float* grad, flo
       s.order = next_order_++;
     }
   }
+  ReleasePushes(false);
   Pump();
   last_push_ = SteadyClock::now();
   any_push_ = true;
@@ -297,11 +353,11 @@ void GradientSync::Impl::Wait(int id) {
   const auto start = SteadyClock::now();
   for (int u : handle.units) {
     const UnitState& s = units_[u];
-    if (!s.queued && !s.inflight && !s.done) {
+    if (!s.queued && !s.pulling && !s.done) {
       std::string missing;
       for (const TensorLayout::Member& m : unit(u).members) {
-        if (!pushed_[m.tensor]) missing += (missing.empty() ? "'" : ", '") +
-                                           layout_.tensors()[m.tensor].name + "'";
+        if (!pushed_[m.tensor])
+          missing += (missing.empty() ? "'" : ", '") + layout_.tensors()[m.tensor].name + "'";
       }
       throw Error(StrCat("tensor '", handle.tensor, "' shares a key with ", missing,
                          ", not pushed yet in iteration ", clock_, ": push them before waiting"));
@@ -357,8 +413,7 @@ void GradientSync::Register(const std::string& name, float* param, size_t count)
   impl_->Register(name, param, count);
 }
 void GradientSync::Broadcast() { impl_->Broadcast(); }
-int GradientSync::PushPull(const std::string& name, const float* grad, float* param,
-                           int priority) {
+int GradientSync::PushPull(const std::string& name, const float* grad, float* param, int priority) {
   return impl_->PushPull(name, grad, param, priority);
 }
 void GradientSync::Wait(int handle) { impl_->Wait(handle); }

@@ -226,6 +226,7 @@ int KVClientCore::Submit(Request request) {
     meta.set_version(request.sync.version);
     meta.set_weight(request.sync.weight);
     meta.set_init(request.sync.init);
+    meta.set_after_own_push(request.sync.after_own_push);
     if (slice.size() == n) {
       msg.keys = request.keys;
       msg.lens = request.lens;

@@ -50,15 +50,15 @@ class Engine {
 };
 
 TEST(SyncModeTest, ParsesEveryModeAndRejectsNonsense) {
-  for (const char* text : {"bsp", "asp", "ssp:0", "ssp:3", "backup:1", "dynsgd", "consgd",
-                           "consgd:0.25"}) {
+  for (const char* text :
+       {"bsp", "asp", "ssp:0", "ssp:3", "backup:1", "dynsgd", "consgd", "consgd:0.25"}) {
     EXPECT_EQ(SyncMode::Parse(text).ToString(), text);
   }
   EXPECT_EQ(SyncMode::Parse("ssp:3").staleness, 3);
   EXPECT_EQ(SyncMode::Parse("backup:2").backups, 2);
   EXPECT_DOUBLE_EQ(SyncMode::Parse("consgd:0.25").scale, 0.25);
-  for (const char* bad : {"", "bs", "ssp", "ssp:", "ssp:-1", "ssp:x", "backup", "bsp:1",
-                          "consgd:0", "consgd:-2"}) {
+  for (const char* bad :
+       {"", "bs", "ssp", "ssp:", "ssp:-1", "ssp:x", "backup", "bsp:1", "consgd:0", "consgd:-2"}) {
     EXPECT_THROW(SyncMode::Parse(bad), Error) << bad;
   }
   try {
@@ -256,11 +256,17 @@ TEST(SyncEngineTest, RejectsWhatNoRuleAccepts) {
   EXPECT_NE(message([&] { e.Push(1, 0, 0, {1}); }).find("pushed 4 bytes, the key holds 2"),
             std::string::npos);
   e.Push(1, 0, 0, {1, 1});
-  EXPECT_NE(message([&] { e.Push(1, 0, 0, {1, 1}); }).find("clocks must increase"),
+  EXPECT_NE(message([&] {
+              e.Push(1, 0, 0, {1, 1});
+            }).find("clocks must increase"),
             std::string::npos);
-  EXPECT_NE(message([&] { e.Push(1, 1, 0, {1, 1}, 1, 5); }).find("only 0 updates"),
+  EXPECT_NE(message([&] {
+              e.Push(1, 1, 0, {1, 1}, 1, 5);
+            }).find("only 0 updates"),
             std::string::npos);
-  EXPECT_NE(message([&] { e.Push(1, 1, 0, {1, 1}, 0); }).find("weights must be positive"),
+  EXPECT_NE(message([&] {
+              e.Push(1, 1, 0, {1, 1}, 0);
+            }).find("weights must be positive"),
             std::string::npos);
   EXPECT_NE(message([&] { e.Push(1, 2, 0, {1, 1}); }).find("worker 2 of 2"), std::string::npos);
   EXPECT_THROW(Engine(2, "backup:2"), Error);
@@ -297,13 +303,36 @@ TEST(SyncEngineTest, SwitchFromAspToBspLosesNothing) {
   EXPECT_EQ(s.version, 5);
 }
 
+// Another server saw a later clock: the switch comes after the clock this engine prepared, and
+// what it held meanwhile follows the old rule.
+TEST(SyncEngineTest, PushesHeldByAPreparedSwitchFollowTheOldRuleBeforeItsClock) {
+  Engine e(2, "bsp");
+  e.Init(1, {0});
+  e.Push(1, 0, 0, {2});
+  EXPECT_EQ(e->PrepareSwitch(), 1);
+  e.Push(1, 1, 0, {4});  // clock 0: not held
+  e.Push(1, 0, 1, {6});  // held until the commit
+  bool served = false;
+  EXPECT_FALSE(e.PullNow(1, 2, &served));
+  EXPECT_EQ(e->Status(1).held, 1u);
+  e->CommitSwitch(SyncMode::Parse("asp"), 2);
+  EXPECT_EQ(e->Status(1).held, 0u);  // clock 1 is BSP's: it waits for worker 1
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-3}));
+  e.Push(1, 1, 1, {8});
+  EXPECT_TRUE(served);
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-10}));
+  e.Push(1, 1, 2, {1});  // ASP from clock 2
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-11}));
+  EXPECT_EQ(e->Status(1).mode, SyncMode::Parse("asp"));
+}
+
 TEST(SyncEngineTest, SwitchFromBspToBackupAndBack) {
   Engine e(3, "bsp");
   e.Init(1, {0});
   for (int w = 0; w < 3; ++w) e.Push(1, w, 0, {3});  // -3
   e->CommitSwitch(SyncMode::Parse("backup:1"), e->PrepareSwitch());
   e.Push(1, 0, 1, {1});
-  e.Push(1, 1, 1, {3});  // -5
+  e.Push(1, 1, 1, {3});   // -5
   e.Push(1, 2, 1, {50});  // dropped
   EXPECT_EQ(e.Values(1), (std::vector<float>{-5}));
   e->CommitSwitch(SyncMode::Parse("bsp"), e->PrepareSwitch());

@@ -30,6 +30,8 @@ struct SyncStamp {
   int64_t version = 0;
   double weight = 1;
   bool init = false;
+  // A pull: served only once this worker's push of the previous clock has reached the server.
+  bool after_own_push = false;
   // Lowest version and completed clock over the servers' answers, written before completion.
   std::shared_ptr<ResponseStamp> answer;
 };

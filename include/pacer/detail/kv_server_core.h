@@ -35,6 +35,7 @@ struct RequestMeta {
   int64_t version = 0;
   double weight = 1;
   bool init = false;
+  bool after_own_push = false;  // a pull: not before this worker's push of clock - 1 arrived
   // Collects the response; copy the meta to respond later (e.g. when a synchronization rule
   // fires).
   std::shared_ptr<detail::PendingResponse> response;

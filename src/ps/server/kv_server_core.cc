@@ -156,6 +156,7 @@ class KVServerCore::Impl {
     meta.version = msg.meta.version();
     meta.weight = msg.meta.weight();
     meta.init = msg.meta.init();
+    meta.after_own_push = msg.meta.after_own_push();
     meta.response = std::make_shared<PendingResponse>(msg.meta, session_, value_size_,
                                                       static_cast<int>(parts.size()));
 

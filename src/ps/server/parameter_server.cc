@@ -59,8 +59,8 @@ class ParameterServer::Impl {
       }
       if (meta.init) {
         if (worker != 0) {
-          throw Error(StrCat("key ", keys[0], ": initial values from worker ", worker,
-                             " (rank ", meta.sender, "); only worker 0 initializes"));
+          throw Error(StrCat("key ", keys[0], ": initial values from worker ", worker, " (rank ",
+                             meta.sender, "); only worker 0 initializes"));
         }
         for (size_t i = 0; i < n; ++i) {
           engine.Init(keys[i], worker, gradients[i].values.as<float>(),
@@ -77,8 +77,10 @@ class ParameterServer::Impl {
     }
     // A push-pull pulls for the iteration after the one it pushed.
     const int64_t clock = meta.push && !meta.init ? meta.clock + 1 : meta.clock;
-    engine.Pull(std::vector<Key>(keys, keys + n), clock,
-                [this, meta, data, &engine] { Serve(meta, data.keys, engine); });
+    engine.Pull(
+        std::vector<Key>(keys, keys + n), clock,
+        [this, meta, data, &engine] { Serve(meta, data.keys, engine); },
+        meta.after_own_push ? worker : -1);
   }
 
   void Serve(const RequestMeta& meta, const Buffer& keys_buffer, const SyncEngine& engine) {
@@ -110,7 +112,7 @@ class ParameterServer::Impl {
 
   Session& session_;
   std::vector<std::unique_ptr<SyncEngine>> engines_;  // one per shard, used only by its shard
-  detail::KVServerCore core_;                          // last: stops its threads first
+  detail::KVServerCore core_;                         // last: stops its threads first
 };
 
 ParameterServer::ParameterServer(Session& session, int app_id)

@@ -9,8 +9,7 @@
 
 namespace pacer {
 
-SyncEngine::SyncEngine(const Options& options, Reducer& reducer,
-                       ParameterState::Allocator allocate)
+SyncEngine::SyncEngine(const Options& options, Reducer& reducer, ParameterState::Allocator allocate)
     : num_workers_(options.num_workers),
       optimizer_(options.optimizer),
       reducer_(reducer),
@@ -22,8 +21,8 @@ SyncEngine::SyncEngine(const Options& options, Reducer& reducer,
 
 void SyncEngine::CheckMode(const SyncMode& mode) const {
   if (mode.kind == SyncMode::Kind::kBackup && mode.backups >= num_workers_) {
-    throw Error(StrCat("--sync=", mode.ToString(), ": ", mode.backups, " backup workers leave none of the ",
-                       num_workers_, " workers to wait for"));
+    throw Error(StrCat("--sync=", mode.ToString(), ": ", mode.backups,
+                       " backup workers leave none of the ", num_workers_, " workers to wait for"));
   }
 }
 
@@ -44,6 +43,7 @@ void SyncEngine::Init(Key key, int worker, const float* values, size_t count) {
   }
   k.params = std::make_unique<ParameterState>(values, count, allocate_);
   k.last_clock.assign(num_workers_, -1);
+  k.arrived.assign(num_workers_, -1);
   k.mode = mode_;
   k.switches_done = switches_.size();
   Wake(k);
@@ -81,10 +81,7 @@ void SyncEngine::Check(Key key, const Gradient& g) const {
     throw Error(StrCat("key ", key, ": worker ", g.worker, " pushed weight ", g.weight,
                        "; weights must be positive"));
   }
-  int64_t last = k.last_clock[g.worker];
-  for (const Gradient& h : k.held) {
-    if (h.worker == g.worker) last = std::max(last, h.clock);
-  }
+  const int64_t last = k.arrived[g.worker];
   if (g.clock <= last || g.clock < 0) {
     throw Error(StrCat("key ", key, ": worker ", g.worker, " pushed clock ", g.clock,
                        " after clock ", last, "; clocks must increase"));
@@ -99,6 +96,7 @@ void SyncEngine::Push(Key key, const Gradient& g) {
   Check(key, g);
   KeyState& k = keys_.at(key);
   max_clock_seen_ = std::max(max_clock_seen_, g.clock);
+  k.arrived[g.worker] = g.clock;
   if (Holds(k, g.clock)) {
     k.held.push_back(g);
   } else {
@@ -168,14 +166,14 @@ void SyncEngine::Update(KeyState& k, const float* grad, double grad_scale) {
 }
 
 void SyncEngine::Advance(KeyState& k) {
-  for (;;) {
-    bool switched = false;
+  for (bool progressed = true; progressed;) {
     while (k.switches_done < switches_.size() &&
            k.complete >= switches_[k.switches_done].first_clock) {
       k.mode = switches_[k.switches_done++].mode;
-      switched = true;
     }
-    if (!switched || k.held.empty()) break;
+    // Replays what is no longer held (a switch happened, or a prepared switch was committed at a
+    // later clock); processing it may resolve a clock and reach the next switch.
+    progressed = false;
     std::vector<Gradient> held;
     held.swap(k.held);
     for (const Gradient& g : held) {
@@ -183,20 +181,28 @@ void SyncEngine::Advance(KeyState& k) {
         k.held.push_back(g);
       } else {
         Process(k, g);
+        progressed = true;
       }
     }
   }
   Wake(k);
 }
 
-void SyncEngine::Pull(std::vector<Key> keys, int64_t clock, std::function<void()> serve) {
-  Wait(std::make_shared<WaitingPull>(WaitingPull{std::move(keys), clock, std::move(serve)}));
+void SyncEngine::Pull(std::vector<Key> keys, int64_t clock, std::function<void()> serve,
+                      int own_push_of) {
+  if (own_push_of >= num_workers_) {
+    throw Error(StrCat("a pull from worker ", own_push_of, " of ", num_workers_));
+  }
+  Wait(std::make_shared<WaitingPull>(
+      WaitingPull{std::move(keys), clock, std::move(serve), own_push_of}));
 }
 
 void SyncEngine::Wait(const std::shared_ptr<WaitingPull>& pull) {
   for (Key key : pull->keys) {
     KeyState& k = keys_[key];
-    if (!Ready(k, pull->clock)) {
+    const bool own_push_missing =
+        pull->own_push_of >= 0 && k.params && k.arrived[pull->own_push_of] < pull->clock - 1;
+    if (own_push_missing || !Ready(k, pull->clock)) {
       k.waiters.push_back(pull);
       return;
     }

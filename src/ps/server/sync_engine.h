@@ -19,11 +19,11 @@ namespace pacer {
 
 // One worker's gradient for one key.
 struct Gradient {
-  int worker = 0;        // role index, 0..num_workers-1
-  int64_t clock = 0;     // the worker's iteration
-  int64_t version = 0;   // updates applied to the values it was computed on
-  double weight = 1;     // the values are weight x the gradient; updates divide by the weights
-  Buffer values;         // floats, as many as the key holds
+  int worker = 0;       // role index, 0..num_workers-1
+  int64_t clock = 0;    // the worker's iteration
+  int64_t version = 0;  // updates applied to the values it was computed on
+  double weight = 1;    // the values are weight x the gradient; updates divide by the weights
+  Buffer values;        // floats, as many as the key holds
 };
 
 // Where a key stands, for tests and telemetry.
@@ -71,8 +71,10 @@ class SyncEngine {
   // any of it).
   void Check(Key key, const Gradient& gradient) const;
   // Calls `serve` (once) when every key is ready for a worker starting `clock`: now, or from the
-  // Init, Push or CommitSwitch that makes them so.
-  void Pull(std::vector<Key> keys, int64_t clock, std::function<void()> serve);
+  // Init, Push or CommitSwitch that makes them so. With `own_push_of` set (a worker index), also
+  // not before that worker's push of clock - 1 has arrived.
+  void Pull(std::vector<Key> keys, int64_t clock, std::function<void()> serve,
+            int own_push_of = -1);
 
   int64_t PrepareSwitch();
   // Throws Error if `first_clock` is below the prepared clock or the mode does not fit the job.
@@ -86,8 +88,8 @@ class SyncEngine {
 
  private:
   struct Aggregate {
-    Buffer first;      // a lone gradient is used as it came, without a copy
-    Buffer sum;        // two or more: their sum
+    Buffer first;  // a lone gradient is used as it came, without a copy
+    Buffer sum;    // two or more: their sum
     float* sum_data = nullptr;
     int count = 0;
     double weight = 0;
@@ -96,12 +98,14 @@ class SyncEngine {
     std::vector<Key> keys;
     int64_t clock;
     std::function<void()> serve;
+    int own_push_of;
   };
   struct KeyState {
     std::unique_ptr<ParameterState> params;
     int64_t version = 0;
     int64_t complete = 0;
-    std::vector<int64_t> last_clock;  // per worker; -1 before its first push
+    std::vector<int64_t> last_clock;  // per worker, applied or dropped; -1 before its first push
+    std::vector<int64_t> arrived;     // per worker, the last clock pushed (held ones included)
     std::map<int64_t, Aggregate> aggregates;
     std::vector<Gradient> held;
     size_t switches_done = 0;

@@ -1,0 +1,184 @@
+#include "training.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <thread>
+
+#include "pacer/gradient_sync.h"
+#include "pacer/parameter_server.h"
+#include "pacer/sync_control.h"
+#include "softmax_regression.h"
+
+namespace pacer {
+namespace testing {
+namespace {
+
+using examples::Dataset;
+using examples::MinibatchRows;
+using examples::SoftmaxRegression;
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Model {
+  std::vector<float> w, b;
+};
+
+Model InitialModel(const SoftmaxRegression& model, unsigned seed) {
+  Model m{std::vector<float>(model.weights_size()), std::vector<float>(model.biases_size())};
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.f, 0.1f);
+  for (float& v : m.w) v = normal(rng);
+  return m;
+}
+
+// BSP in one process: the mean of every worker's minibatch gradient, summed in worker order,
+// applied by the same float operations as the servers' SGD step.
+Model Reference(const Dataset& data, const SoftmaxRegression& model, int workers,
+                const TrainingOptions& o) {
+  Model m = InitialModel(model, 0);
+  std::vector<float> gw(m.w.size()), gb(m.b.size()), sw, sb;
+  for (int i = 0; i < o.iterations; ++i) {
+    sw.assign(m.w.size(), 0.f);
+    sb.assign(m.b.size(), 0.f);
+    for (int j = 0; j < workers; ++j) {
+      model.Loss(data, MinibatchRows(data.size(), workers, j, i, o.batch), m.w.data(), m.b.data(),
+                 gw.data(), gb.data());
+      for (size_t k = 0; k < sw.size(); ++k) sw[k] += gw[k];
+      for (size_t k = 0; k < sb.size(); ++k) sb[k] += gb[k];
+    }
+    const float scale = static_cast<float>(1.0 / workers);
+    for (size_t k = 0; k < sw.size(); ++k) m.w[k] -= o.lr * (sw[k] * scale);
+    for (size_t k = 0; k < sb.size(); ++k) m.b[k] -= o.lr * (sb[k] * scale);
+  }
+  return m;
+}
+
+double RelativeDistance(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff += (a[i] - b[i]) * static_cast<double>(a[i] - b[i]);
+    norm += b[i] * static_cast<double>(b[i]);
+  }
+  return std::sqrt(diff / norm);
+}
+
+// SSP's read rule from the workers' own clocks: when worker j started clock c, every worker had
+// issued its push of clock c - s - 1. Returns the largest gap seen between a worker starting a
+// clock and the slowest worker's pushes issued by then.
+int CheckStaleness(const std::vector<double>& starts, const std::vector<double>& issues,
+                   int workers, int iterations, int bound) {
+  int max_gap = 0;
+  for (int j = 0; j < workers; ++j) {
+    for (int c = 1; c < iterations; ++c) {
+      const double start = starts[j * iterations + c];
+      for (int k = 0; k < workers; ++k) {
+        int pushed = 0;  // pushes worker k had issued before worker j started clock c
+        while (pushed < iterations && issues[k * iterations + pushed] < start) ++pushed;
+        max_gap = std::max(max_gap, c - pushed);
+        EXPECT_LE(c - pushed, bound) << "worker " << j << " started clock " << c << " when worker "
+                                     << k << " had pushed " << pushed << " clocks";
+      }
+    }
+  }
+  return max_gap;
+}
+
+void Train(Session& session, const TrainingOptions& o, const WorkerGather& gather) {
+  const Dataset data = examples::MakeClusters(2048, 16, 4, /*seed=*/3);
+  const SoftmaxRegression model(data.features, data.classes);
+  const int workers = session.num_workers(), me = session.role_index();
+  Model m = InitialModel(model, me);  // worker 0's values must win
+  std::vector<float> gw(m.w.size()), gb(m.b.size());
+  float counter = 0, counter_grad = static_cast<float>(std::pow(10.0, me));
+
+  GradientSync sync(session);
+  sync.Register("weights", m.w.data(), m.w.size());
+  sync.Register("biases", m.b.data(), m.b.size());
+  sync.Register("counter", &counter, 1);
+  std::vector<double> starts(o.iterations), issues(o.iterations);
+  const bool backup = SyncMode::Parse(session.config().sync).kind == SyncMode::Kind::kBackup;
+  // Until the job's clock is done: a backup worker whose gradients were dropped skips clocks.
+  for (int i = 0; sync.clock() < o.iterations; ++i) {
+    sync.BeginIteration(o.batch);
+    if (!backup) {
+      ASSERT_EQ(sync.clock(), i);
+    }
+    i = static_cast<int>(sync.clock());
+    starts[i] = Now();
+    model.Loss(data, MinibatchRows(data.size(), workers, me, i, o.batch), m.w.data(), m.b.data(),
+               gw.data(), gb.data());
+    if (me == o.slow_worker) std::this_thread::sleep_for(std::chrono::milliseconds(o.slow_ms));
+    issues[i] = Now();
+    sync.PushPull("weights", gw.data(), m.w.data());
+    sync.PushPull("biases", gb.data(), m.b.data(), /*priority=*/1);
+    sync.PushPull("counter", &counter_grad, &counter);
+    sync.EndIteration();
+  }
+  std::vector<size_t> all(data.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const double loss = model.Loss(data, all, m.w.data(), m.b.data());
+  EXPECT_LT(loss, o.max_loss) << session.config().sync << " on worker " << me;
+
+  if (o.check_reference) {
+    Model ref = Reference(data, model, workers, o);
+    EXPECT_LE(RelativeDistance(m.w, ref.w), 1e-6) << "worker " << me;
+    EXPECT_LE(RelativeDistance(m.b, ref.b), 1e-6) << "worker " << me;
+    EXPECT_EQ(counter, -o.lr * o.iterations *
+                           static_cast<float>((std::pow(10.0, workers) - 1) / 9 / workers));
+  }
+  if (o.staleness_bound >= 0) {
+    std::vector<double> all_starts = gather(starts), all_issues = gather(issues);
+    const int gap =
+        CheckStaleness(all_starts, all_issues, workers, o.iterations, o.staleness_bound);
+    if (o.slow_worker >= 0) {
+      EXPECT_EQ(gap, o.staleness_bound);
+    }
+  }
+  if (o.switch_to == "asp") {
+    // Workers finish at different times in ASP: once all are done, a zero gradient fetches what
+    // every worker pushed.
+    session.Barrier(kWorkerGroup);
+    std::fill(gw.begin(), gw.end(), 0.f);
+    std::fill(gb.begin(), gb.end(), 0.f);
+    counter_grad = 0;
+    sync.BeginIteration(0);
+    sync.PushPull("weights", gw.data(), m.w.data());
+    sync.PushPull("biases", gb.data(), m.b.data());
+    sync.PushPull("counter", &counter_grad, &counter);
+    sync.EndIteration();
+    // counter = -lr (T mean + (I - T) sum) for the switch clock T: T must come out whole.
+    const double sum = (std::pow(10.0, workers) - 1) / 9, mean = sum / workers;
+    const double t = (-counter / o.lr - o.iterations * sum) / (mean - sum);
+    EXPECT_EQ(t, std::round(t)) << "counter " << counter << ": a gradient was lost or doubled";
+    EXPECT_GE(t, 0);
+    EXPECT_LE(t, o.iterations);
+  }
+}
+
+}  // namespace
+
+void TrainSoftmax(Session& session, const TrainingOptions& options, const WorkerGather& gather) {
+  if (session.is_server()) {
+    ParameterServer server(session);
+    session.Barrier(kAllNodes);  // until the workers are done
+  } else if (session.is_worker()) {
+    Train(session, options, gather);
+    session.Barrier(kAllNodes);
+  } else {
+    if (!options.switch_to.empty()) {
+      SyncControl control(session);
+      std::this_thread::sleep_for(std::chrono::milliseconds(options.switch_after_ms));
+      control.Switch(SyncMode::Parse(options.switch_to));
+    }
+    session.Barrier(kAllNodes);
+  }
+}
+
+}  // namespace testing
+}  // namespace pacer

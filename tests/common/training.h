@@ -1,0 +1,40 @@
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "pacer/session.h"
+
+namespace pacer {
+namespace testing {
+
+// Concatenates equally long vectors from every worker, in worker order (called on workers only).
+using WorkerGather = std::function<std::vector<double>(const std::vector<double>&)>;
+
+struct TrainingOptions {
+  int iterations = 60;
+  int batch = 32;
+  float lr = 0.5f;
+  int64_t partition_bytes = 64;  // splits the weights over keys, groups biases with the counter
+  int slow_worker = -1;          // this worker sleeps slow_ms more per iteration
+  int slow_ms = 0;
+  double max_loss = 0.6;  // the final loss over all data must be lower (it starts near 1.4)
+  // BSP only: the parameters equal a single-process run of the same iterations within 1e-6.
+  bool check_reference = false;
+  // SSP(s): no worker starts clock c before every worker has pushed clock c - s - 1; the gap
+  // between the fastest and the slowest worker reaches s exactly when a worker is slowed.
+  int staleness_bound = -1;
+  // The scheduler switches to this mode after switch_after_ms; with "asp" from bsp, a counter
+  // tensor checks that every gradient was applied once, by the rule of its clock.
+  std::string switch_to;
+  int switch_after_ms = 20;
+};
+
+// Runs on every rank of a job whose config names the mode (--sync) and `sgd:lr=options.lr` as
+// optimizer: servers run a ParameterServer, workers train softmax regression on clustered data
+// through GradientSync, the scheduler switches modes if asked. Checks with GoogleTest.
+void TrainSoftmax(Session& session, const TrainingOptions& options, const WorkerGather& gather);
+
+}  // namespace testing
+}  // namespace pacer

@@ -1,0 +1,161 @@
+// GradientSync and the ParameterServer with every rank a thread (LocalTransport): every mode
+// trains, mode switches lose nothing, and the API's misuse gets clear errors.
+#include "pacer/gradient_sync.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+
+#include "../common/training.h"
+#include "local_job.h"
+#include "pacer/error.h"
+#include "pacer/parameter_server.h"
+#include "worker/tensor_layout.h"
+
+namespace pacer {
+namespace {
+
+// Gathers the workers' vectors for one job of threads.
+class LocalGather {
+ public:
+  explicit LocalGather(int workers) : parts_(workers) {}
+  std::vector<double> operator()(int worker, const std::vector<double>& mine) {
+    std::unique_lock<std::mutex> lock(mu_);
+    const int generation = generation_;
+    parts_[worker] = mine;
+    if (++arrived_ == static_cast<int>(parts_.size())) {
+      all_.clear();
+      for (const auto& p : parts_) all_.insert(all_.end(), p.begin(), p.end());
+      arrived_ = 0;
+      ++generation_;
+      done_.notify_all();
+    } else {
+      done_.wait(lock, [&] { return generation_ != generation; });
+    }
+    return all_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable done_;
+  std::vector<std::vector<double>> parts_;
+  std::vector<double> all_;
+  int arrived_ = 0, generation_ = 0;
+};
+
+void TrainInProcess(const std::string& mode, int servers, int workers,
+                    const testing::TrainingOptions& options) {
+  Config config;
+  config.sync = mode;
+  config.optimizer = "sgd:lr=" + std::to_string(options.lr);
+  config.partition_bytes = options.partition_bytes;
+  config.scheduling_credit = 2;
+  config.timeout_s = 60;
+  LocalGather gather(workers);
+  RunLocalJob(servers, workers, config, [&](Session& session) {
+    testing::TrainSoftmax(session, options, [&](const std::vector<double>& mine) {
+      return gather(session.role_index(), mine);
+    });
+  });
+}
+
+class GradientSyncModeTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(GradientSyncModeTest, TrainsSoftmaxRegression) {
+  testing::TrainingOptions options;
+  TrainInProcess(GetParam(), 2, 3, options);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryMode, GradientSyncModeTest,
+                         ::testing::Values("bsp", "asp", "ssp:2", "backup:1", "dynsgd", "consgd"));
+
+TEST(GradientSyncTest, BspEqualsASingleProcessRun) {
+  testing::TrainingOptions options;
+  options.check_reference = true;
+  options.slow_worker = 1;
+  options.slow_ms = 2;
+  TrainInProcess("bsp", 2, 3, options);
+}
+
+TEST(GradientSyncTest, SspBoundsTheClockGapWithASlowWorker) {
+  testing::TrainingOptions options;
+  options.staleness_bound = 2;
+  options.slow_worker = 2;
+  options.slow_ms = 3;
+  TrainInProcess("ssp:2", 2, 3, options);
+}
+
+TEST(GradientSyncTest, SwitchFromBspToAspAppliesEveryGradientOnce) {
+  testing::TrainingOptions options;
+  options.iterations = 150;
+  options.switch_to = "asp";
+  options.switch_after_ms = 30;
+  TrainInProcess("bsp", 2, 2, options);
+}
+
+TEST(GradientSyncTest, MisuseGetsClearErrors) {
+  Config config;
+  config.partition_bytes = 16;
+  RunLocalJob(1, 1, config, [](Session& session) {
+    if (session.is_server()) {
+      ParameterServer server(session);
+      session.Barrier(kAllNodes);
+      return;
+    }
+    if (!session.is_worker()) {
+      session.Barrier(kAllNodes);
+      return;
+    }
+    std::vector<float> a(2), b(2), big(9), grad(9);
+    GradientSync sync(session);
+    sync.Register("a", a.data(), a.size());
+    sync.Register("b", b.data(), b.size());  // grouped with a
+    sync.Register("big", big.data(), big.size());
+    EXPECT_THROW(sync.Register("a", a.data(), 2), Error);
+    EXPECT_THROW(sync.PushPull("a", grad.data(), a.data()), Error);  // before BeginIteration
+    sync.BeginIteration(4);
+    EXPECT_THROW(sync.Register("late", a.data(), 2), Error);
+    EXPECT_THROW(sync.PushPull("nope", grad.data(), a.data()), Error);
+    int h = sync.PushPull("a", grad.data(), a.data());
+    EXPECT_THROW(sync.PushPull("a", grad.data(), a.data()), Error);
+    try {
+      sync.Wait(h);
+      ADD_FAILURE() << "waited for a key whose other tensor was not pushed";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("'b'"), std::string::npos) << e.what();
+    }
+    sync.PushPull("b", grad.data(), b.data());
+    sync.Wait(sync.PushPull("big", grad.data(), big.data()));
+    sync.EndIteration();
+    EXPECT_EQ(sync.clock(), 1);
+    EXPECT_EQ(sync.last_iteration().bytes_out, static_cast<int64_t>(13 * sizeof(float)));
+    EXPECT_THROW(sync.Wait(12345), Error);
+    session.Barrier(kAllNodes);
+  });
+}
+
+TEST(TensorLayoutTest, SplitsLargeTensorsAndGroupsSmallNeighbours) {
+  TensorLayout layout(10);
+  layout.Add("a", 3);
+  layout.Add("b", 4);
+  layout.Add("c", 4);     // would overflow a+b's key: a new group
+  layout.Add("big", 25);  // 10 + 10 + 5, and closes the group
+  layout.Add("d", 1);
+  ASSERT_EQ(layout.units().size(), 6u);
+  EXPECT_EQ(layout.units()[0].count, 7u);
+  EXPECT_EQ(layout.units()[0].members.size(), 2u);
+  EXPECT_EQ(layout.units()[0].members[1].unit_offset, 3u);
+  EXPECT_EQ(layout.units()[1].count, 4u);
+  EXPECT_EQ(layout.tensors()[3].units, (std::vector<int>{2, 3, 4}));
+  EXPECT_EQ(layout.units()[4].members[0].tensor_offset, 20u);
+  EXPECT_EQ(layout.units()[4].count, 5u);
+  EXPECT_EQ(layout.units()[5].members[0].tensor, 4);
+  for (size_t u = 0; u < layout.units().size(); ++u) EXPECT_EQ(layout.units()[u].key, u);
+  EXPECT_THROW(layout.Add("a", 1), Error);
+  EXPECT_THROW(layout.Add("e", 0), Error);
+  EXPECT_THROW(layout.Find("zz"), Error);
+}
+
+}  // namespace
+}  // namespace pacer
