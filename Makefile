@@ -18,7 +18,7 @@ build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	$(MPIRUN) -np 6 $(BUILD)/bin/pacer-kv-example --servers 2
+	$(MPIRUN) -np 6 $(BUILD)/bin/pacer-train-example --servers 2 --sync=ssp:2
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure --timeout 600

@@ -1,0 +1,67 @@
+// GradientSync between processes: softmax regression trains in every mode, BSP equals a
+// single-process run, SSP(2) bounds the clock gap with a slowed worker, a switch loses nothing.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include "../common/training.h"
+#include "mpi_test_config.h"
+#include "pacer/session.h"
+
+namespace pacer {
+namespace {
+
+void Train(const std::string& mode, const testing::TrainingOptions& options) {
+  Config config = MpiTestConfig();
+  config.sync = mode;
+  config.optimizer = "sgd:lr=" + std::to_string(options.lr);
+  config.partition_bytes = options.partition_bytes;
+  config.scheduling_credit = 2;
+  config.timeout_s = 60;
+  Session session(config);
+  // The workers' own communicator, for gathering their clock logs.
+  MPI_Comm workers;
+  MPI_Comm_split(MPI_COMM_WORLD, session.is_worker() ? 0 : MPI_UNDEFINED, session.rank(),
+                 &workers);
+  testing::TrainSoftmax(session, options, [&](const std::vector<double>& mine) {
+    std::vector<double> all(mine.size() * session.num_workers());
+    MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
+                  static_cast<int>(mine.size()), MPI_DOUBLE, workers);
+    return all;
+  });
+  if (workers != MPI_COMM_NULL) MPI_Comm_free(&workers);
+  session.Finalize();
+}
+
+class TrainingMpiTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(TrainingMpiTest, TrainsSoftmaxRegression) { Train(GetParam(), {}); }
+
+INSTANTIATE_TEST_SUITE_P(EveryMode, TrainingMpiTest,
+                         ::testing::Values("bsp", "asp", "ssp:2", "backup:1", "dynsgd", "consgd"));
+
+TEST(TrainingMpiTest, BspWithASlowWorkerEqualsASingleProcessRun) {
+  testing::TrainingOptions options;
+  options.check_reference = true;
+  options.slow_worker = 0;
+  options.slow_ms = 3;
+  Train("bsp", options);
+}
+
+TEST(TrainingMpiTest, SspKeepsTheClockGapWithinTwoWithASlowWorker) {
+  testing::TrainingOptions options;
+  options.staleness_bound = 2;
+  options.slow_worker = 0;
+  options.slow_ms = 4;
+  Train("ssp:2", options);
+}
+
+TEST(TrainingMpiTest, SwitchFromBspToAspAppliesEveryGradientOnce) {
+  testing::TrainingOptions options;
+  options.iterations = 200;
+  options.switch_to = "asp";
+  options.switch_after_ms = 40;
+  Train("bsp", options);
+}
+
+}  // namespace
+}  // namespace pacer
