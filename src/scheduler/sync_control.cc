@@ -86,6 +86,11 @@ SyncControl::~SyncControl() { state_->session.DetachClient(state_->client_id); }
 int64_t SyncControl::Switch(const SyncMode& mode) {
   const std::string name = mode.ToString();
   SyncMode::Parse(name);  // the servers will parse it the same way
+  const int workers = state_->session.num_workers();
+  if (mode.kind == SyncMode::Kind::kBackup && mode.backups >= workers) {
+    throw Error(StrCat("cannot switch to ", name, ": ", mode.backups,
+                       " backup workers leave none of the ", workers, " workers to wait for"));
+  }
   const int64_t first_clock = state_->Broadcast(proto::SYNC_PREPARE, "", 0).clock;
   state_->Broadcast(proto::SYNC_COMMIT, name, first_clock);
   return first_clock;

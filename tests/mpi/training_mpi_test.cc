@@ -20,8 +20,7 @@ void Train(const std::string& mode, const testing::TrainingOptions& options) {
   Session session(config);
   // The workers' own communicator, for gathering their clock logs.
   MPI_Comm workers;
-  MPI_Comm_split(MPI_COMM_WORLD, session.is_worker() ? 0 : MPI_UNDEFINED, session.rank(),
-                 &workers);
+  MPI_Comm_split(MPI_COMM_WORLD, session.is_worker() ? 0 : MPI_UNDEFINED, session.rank(), &workers);
   testing::TrainSoftmax(session, options, [&](const std::vector<double>& mine) {
     std::vector<double> all(mine.size() * session.num_workers());
     MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),

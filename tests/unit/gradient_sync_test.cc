@@ -10,7 +10,9 @@
 #include "../common/training.h"
 #include "local_job.h"
 #include "pacer/error.h"
+#include "pacer/kv_worker.h"
 #include "pacer/parameter_server.h"
+#include "pacer/sync_control.h"
 #include "worker/tensor_layout.h"
 
 namespace pacer {
@@ -103,7 +105,9 @@ TEST(GradientSyncTest, MisuseGetsClearErrors) {
       session.Barrier(kAllNodes);
       return;
     }
-    if (!session.is_worker()) {
+    if (!session.is_worker()) {  // the scheduler
+      SyncControl control(session);
+      EXPECT_THROW(control.Switch(SyncMode::Parse("backup:1")), Error);  // 1 worker: none left
       session.Barrier(kAllNodes);
       return;
     }
@@ -131,6 +135,23 @@ TEST(GradientSyncTest, MisuseGetsClearErrors) {
     EXPECT_EQ(sync.clock(), 1);
     EXPECT_EQ(sync.last_iteration().bytes_out, static_cast<int64_t>(13 * sizeof(float)));
     EXPECT_THROW(sync.Wait(12345), Error);
+    // A peer that bypasses GradientSync: the server names the key and sizes, loses nothing.
+    KVWorker<float> raw(session);
+    try {
+      raw.Wait(raw.Push({0}, {1.f, 2.f, 3.f}));
+      ADD_FAILURE() << "a push of the wrong length was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("key 0: worker 0 pushed 12 bytes, the key holds 4"),
+                std::string::npos)
+          << e.what();
+    }
+    std::vector<float> grads(13, 1.f);
+    sync.BeginIteration(4);
+    sync.PushPull("a", grads.data(), a.data());
+    sync.PushPull("b", grads.data(), b.data());
+    sync.PushPull("big", grads.data(), big.data());
+    sync.EndIteration();
+    EXPECT_EQ(a, (std::vector<float>{-0.01f, -0.01f}));  // lr 0.01: a step of 0, then of 1
     session.Barrier(kAllNodes);
   });
 }

@@ -326,6 +326,19 @@ TEST(SyncEngineTest, PushesHeldByAPreparedSwitchFollowTheOldRuleBeforeItsClock) 
   EXPECT_EQ(e->Status(1).mode, SyncMode::Parse("asp"));
 }
 
+TEST(SyncEngineTest, ARejectedSwitchReleasesWhatItsPreparationHeld) {
+  Engine e(2, "bsp");
+  e.Init(1, {0});
+  EXPECT_EQ(e->PrepareSwitch(), 0);
+  e.Push(1, 0, 0, {2});
+  e.Push(1, 1, 0, {4});
+  EXPECT_EQ(e->Status(1).held, 2u);
+  EXPECT_THROW(e->CommitSwitch(SyncMode::Parse("backup:2"), 0), Error);  // no worker left
+  EXPECT_EQ(e->Status(1).held, 0u);
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-3}));  // BSP goes on
+  EXPECT_EQ(e->Status(1).mode, SyncMode::Parse("bsp"));
+}
+
 TEST(SyncEngineTest, SwitchFromBspToBackupAndBack) {
   Engine e(3, "bsp");
   e.Init(1, {0});

@@ -223,14 +223,24 @@ int64_t SyncEngine::PrepareSwitch() {
 }
 
 void SyncEngine::CommitSwitch(const SyncMode& mode, int64_t first_clock) {
-  CheckMode(mode);
-  if (fence_ && first_clock < *fence_) {
-    throw Error(StrCat("a switch to ", mode.ToString(), " from clock ", first_clock,
-                       ", but this server has seen clock ", *fence_ - 1));
+  const std::optional<int64_t> fence = fence_;
+  fence_.reset();  // a rejected switch must not leave pushes held: the old mode goes on
+  try {
+    CheckMode(mode);
+    if (fence && first_clock < *fence) {
+      throw Error(StrCat("a switch to ", mode.ToString(), " from clock ", first_clock,
+                         ", but this server has seen clock ", *fence - 1));
+    }
+    switches_.push_back({mode, first_clock});
+    mode_ = mode;
+  } catch (const Error&) {
+    ReleaseAll();
+    throw;
   }
-  fence_.reset();
-  switches_.push_back({mode, first_clock});
-  mode_ = mode;
+  ReleaseAll();
+}
+
+void SyncEngine::ReleaseAll() {
   for (auto& entry : keys_) {
     KeyState& k = entry.second;
     if (k.params) {

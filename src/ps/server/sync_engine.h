@@ -77,7 +77,8 @@ class SyncEngine {
             int own_push_of = -1);
 
   int64_t PrepareSwitch();
-  // Throws Error if `first_clock` is below the prepared clock or the mode does not fit the job.
+  // Throws Error if `first_clock` is below the prepared clock or the mode does not fit the job;
+  // the prepared switch is then abandoned and the old mode goes on.
   void CommitSwitch(const SyncMode& mode, int64_t first_clock);
 
   // The key's current values, or null if it has none yet.
@@ -132,6 +133,8 @@ class SyncEngine {
   void Wake(KeyState& k);
   void Wait(const std::shared_ptr<WaitingPull>& pull);
   void CheckMode(const SyncMode& mode) const;
+  // Advances every key (after a commit or an abandoned switch).
+  void ReleaseAll();
 
   const int num_workers_;
   const OptimizerSpec optimizer_;
