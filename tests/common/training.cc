@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <random>
@@ -162,6 +163,31 @@ void Train(Session& session, const TrainingOptions& o, const WorkerGather& gathe
 }
 
 }  // namespace
+
+std::vector<TrainingCase> TrainingCases() {
+  std::vector<TrainingCase> cases;
+  for (const char* mode : {"bsp", "asp", "ssp:2", "backup:1", "dynsgd", "consgd"}) {
+    std::string name = std::string("Trains_") + mode;
+    for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    cases.push_back({name, mode, {}});
+  }
+  TrainingCase reference{"BspWithASlowWorkerEqualsASingleProcessRun", "bsp", {}};
+  reference.options.check_reference = true;
+  reference.options.slow_worker = 0;
+  reference.options.slow_ms = 3;
+  TrainingCase ssp{"SspKeepsTheClockGapWithinTwoWithASlowWorker", "ssp:2", {}};
+  ssp.options.staleness_bound = 2;
+  ssp.options.slow_worker = 0;
+  ssp.options.slow_ms = 4;
+  TrainingCase change{"SwitchFromBspToAspAppliesEveryGradientOnce", "bsp", {}};
+  change.options.iterations = 200;
+  change.options.switch_to = "asp";
+  change.options.switch_after_ms = 40;
+  cases.push_back(reference);
+  cases.push_back(ssp);
+  cases.push_back(change);
+  return cases;
+}
 
 void TrainSoftmax(Session& session, const TrainingOptions& options, const WorkerGather& gather) {
   if (session.is_server()) {

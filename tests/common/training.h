@@ -31,6 +31,16 @@ struct TrainingOptions {
   int switch_after_ms = 20;
 };
 
+// What the in-process and the multi-process tests both run: softmax regression trained in
+// every mode; BSP with a slow worker against a single-process run; SSP(2) with a slow worker;
+// a switch from BSP to ASP during training.
+struct TrainingCase {
+  std::string name;  // a GoogleTest name
+  std::string mode;
+  TrainingOptions options;
+};
+std::vector<TrainingCase> TrainingCases();
+
 // Runs on every rank of a job whose config names the mode (--sync) and `sgd:lr=options.lr` as
 // optimizer: servers run a ParameterServer, workers train softmax regression on clustered data
 // through GradientSync, the scheduler switches modes if asked. Checks with GoogleTest.

@@ -31,36 +31,12 @@ void Train(const std::string& mode, const testing::TrainingOptions& options) {
   session.Finalize();
 }
 
-class TrainingMpiTest : public ::testing::TestWithParam<const char*> {};
+class TrainingMpiTest : public ::testing::TestWithParam<testing::TrainingCase> {};
 
-TEST_P(TrainingMpiTest, TrainsSoftmaxRegression) { Train(GetParam(), {}); }
+TEST_P(TrainingMpiTest, Processes) { Train(GetParam().mode, GetParam().options); }
 
-INSTANTIATE_TEST_SUITE_P(EveryMode, TrainingMpiTest,
-                         ::testing::Values("bsp", "asp", "ssp:2", "backup:1", "dynsgd", "consgd"));
-
-TEST(TrainingMpiTest, BspWithASlowWorkerEqualsASingleProcessRun) {
-  testing::TrainingOptions options;
-  options.check_reference = true;
-  options.slow_worker = 0;
-  options.slow_ms = 3;
-  Train("bsp", options);
-}
-
-TEST(TrainingMpiTest, SspKeepsTheClockGapWithinTwoWithASlowWorker) {
-  testing::TrainingOptions options;
-  options.staleness_bound = 2;
-  options.slow_worker = 0;
-  options.slow_ms = 4;
-  Train("ssp:2", options);
-}
-
-TEST(TrainingMpiTest, SwitchFromBspToAspAppliesEveryGradientOnce) {
-  testing::TrainingOptions options;
-  options.iterations = 200;
-  options.switch_to = "asp";
-  options.switch_after_ms = 40;
-  Train("bsp", options);
-}
+INSTANTIATE_TEST_SUITE_P(Softmax, TrainingMpiTest, ::testing::ValuesIn(testing::TrainingCases()),
+                         [](const auto& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace pacer

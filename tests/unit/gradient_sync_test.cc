@@ -62,39 +62,16 @@ void TrainInProcess(const std::string& mode, int servers, int workers,
   });
 }
 
-class GradientSyncModeTest : public ::testing::TestWithParam<const char*> {};
+class GradientSyncTrainingTest : public ::testing::TestWithParam<testing::TrainingCase> {};
 
-TEST_P(GradientSyncModeTest, TrainsSoftmaxRegression) {
-  testing::TrainingOptions options;
-  TrainInProcess(GetParam(), 2, 3, options);
+TEST_P(GradientSyncTrainingTest, InProcess) {
+  const testing::TrainingCase& c = GetParam();
+  TrainInProcess(c.mode, 2, c.options.switch_to.empty() ? 3 : 2, c.options);
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryMode, GradientSyncModeTest,
-                         ::testing::Values("bsp", "asp", "ssp:2", "backup:1", "dynsgd", "consgd"));
-
-TEST(GradientSyncTest, BspEqualsASingleProcessRun) {
-  testing::TrainingOptions options;
-  options.check_reference = true;
-  options.slow_worker = 1;
-  options.slow_ms = 2;
-  TrainInProcess("bsp", 2, 3, options);
-}
-
-TEST(GradientSyncTest, SspBoundsTheClockGapWithASlowWorker) {
-  testing::TrainingOptions options;
-  options.staleness_bound = 2;
-  options.slow_worker = 2;
-  options.slow_ms = 3;
-  TrainInProcess("ssp:2", 2, 3, options);
-}
-
-TEST(GradientSyncTest, SwitchFromBspToAspAppliesEveryGradientOnce) {
-  testing::TrainingOptions options;
-  options.iterations = 150;
-  options.switch_to = "asp";
-  options.switch_after_ms = 30;
-  TrainInProcess("bsp", 2, 2, options);
-}
+INSTANTIATE_TEST_SUITE_P(Softmax, GradientSyncTrainingTest,
+                         ::testing::ValuesIn(testing::TrainingCases()),
+                         [](const auto& info) { return info.param.name; });
 
 TEST(GradientSyncTest, MisuseGetsClearErrors) {
   Config config;
