@@ -238,6 +238,10 @@ void GradientSync::Impl::WaitUnit(int u) {
     s.pushing = false;
     --pushes_inflight_;
   }
+  if (s.pulling && !s.error.empty()) {  // the push failed: the server will not serve the pull
+    s.pulling = false;
+    s.done = true;
+  }
   if (s.pulling) FinishPull(u);
 }
 
