@@ -1,0 +1,108 @@
+#include "straggler/detector.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace pacer {
+namespace straggler {
+namespace {
+
+// The lower median: of two values, the smaller, so one slow iteration alone never flags a node.
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) / 2];
+}
+
+double Median(const std::deque<double>& d) { return Median(std::vector<double>(d.begin(), d.end())); }
+
+// Ratio to the lowest positive value; 1 when there is none (nothing to compare with).
+double Ratio(double value, double lowest) {
+  return lowest > 0 ? value / lowest : 1;
+}
+
+}  // namespace
+
+const char* KindName(Detection::Kind kind) {
+  switch (kind) {
+    case Detection::Kind::kCompute:
+      return "compute";
+    case Detection::Kind::kCommunication:
+      return "communication";
+    case Detection::Kind::kBoth:
+      return "compute+communication";
+    case Detection::Kind::kServer:
+      return "server";
+    case Detection::Kind::kPredicted:
+      return "predicted";
+  }
+  return "?";
+}
+
+Detector::Detector(const DetectorOptions& options) : options_(options) {
+  options_.window = std::max(1, options_.window);
+}
+
+void Detector::Push(std::deque<double>* values, double v) const {
+  values->push_back(v);
+  while (static_cast<int>(values->size()) > options_.window) values->pop_front();
+}
+
+void Detector::Observe(const WorkerIteration& w) {
+  History& h = workers_[w.index];
+  Push(&h.busy, w.busy_s());
+  Push(&h.compute, w.compute_s);
+  Push(&h.transfer, w.transfer_s);
+}
+
+void Detector::Observe(const ServerInterval& s) { Push(&servers_[s.index], s.service_us_per_mb); }
+
+std::vector<Detection> Detector::Detect() const {
+  std::vector<Detection> found;
+  const double inf = std::numeric_limits<double>::infinity();
+  double fastest_busy = inf, fastest_compute = inf, fastest_transfer = inf;
+  for (const auto& [index, h] : workers_) {
+    fastest_busy = std::min(fastest_busy, Median(h.busy));
+    fastest_compute = std::min(fastest_compute, Median(h.compute));
+    fastest_transfer = std::min(fastest_transfer, Median(h.transfer));
+  }
+  for (const auto& [index, h] : workers_) {
+    const double ratio = Ratio(Median(h.busy), fastest_busy);
+    if (!(ratio > options_.worker_ratio)) continue;
+    const double compute_ratio = Ratio(Median(h.compute), fastest_compute);
+    const double transfer_ratio = Ratio(Median(h.transfer), fastest_transfer);
+    const bool compute = compute_ratio > options_.compute_ratio;
+    const bool transfer = transfer_ratio > options_.transfer_ratio;
+    // Neither part past its own threshold (the fastest parts came from different workers): the
+    // part further past its fastest is to blame.
+    Detection::Kind kind = compute && transfer ? Detection::Kind::kBoth
+                           : transfer || (!compute && transfer_ratio > compute_ratio)
+                               ? Detection::Kind::kCommunication
+                               : Detection::Kind::kCompute;
+    found.push_back({kind, index, ratio});
+  }
+  std::vector<double> service;
+  for (const auto& [index, values] : servers_) service.push_back(Median(values));
+  const double median = Median(service);
+  for (const auto& [index, values] : servers_) {
+    const double ratio = Ratio(Median(values), median);
+    if (ratio > options_.server_ratio) found.push_back({Detection::Kind::kServer, index, ratio});
+  }
+  return found;
+}
+
+std::vector<Detection> Detector::DetectPredicted(const std::map<int, double>& predicted) const {
+  double fastest = std::numeric_limits<double>::infinity();
+  for (const auto& [index, t] : predicted) fastest = std::min(fastest, t);
+  std::vector<Detection> found;
+  for (const auto& [index, t] : predicted) {
+    const double ratio = Ratio(t, fastest);
+    if (ratio > 1 + options_.predicted_margin) {
+      found.push_back({Detection::Kind::kPredicted, index, ratio});
+    }
+  }
+  return found;
+}
+
+}  // namespace straggler
+}  // namespace pacer

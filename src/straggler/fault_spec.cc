@@ -1,0 +1,174 @@
+#include "straggler/fault_spec.h"
+
+#include <cstdlib>
+#include <stdexcept>
+
+namespace pacer {
+namespace straggler {
+namespace {
+
+// src/straggler depends on the standard library alone: its errors are std::invalid_argument,
+// which the callers' pacer::Error handling turns into a message.
+[[noreturn]] void Bad(const std::string& text, const std::string& why) {
+  throw std::invalid_argument("--inject=" + text + ": " + why);
+}
+
+// A number followed by one of `units` (name, factor); returns value x factor.
+double NumberWithUnit(const std::string& text, const std::string& part,
+                      std::initializer_list<std::pair<const char*, double>> units,
+                      const char* what) {
+  char* end = nullptr;
+  const double v = std::strtod(part.c_str(), &end);
+  if (end == part.c_str() || !(v >= 0)) Bad(text, "'" + part + "' is not " + what);
+  const std::string unit(end);
+  for (const auto& [name, factor] : units) {
+    if (unit == name) return v * factor;
+  }
+  Bad(text, "'" + part + "' is not " + what);
+}
+
+double Duration(const std::string& text, const std::string& part) {
+  return NumberWithUnit(text, part, {{"us", 1e-6}, {"ms", 1e-3}, {"s", 1}, {"min", 60}},
+                        "a duration such as 2ms, 150us or 60s");
+}
+
+double Multiplier(const std::string& text, const std::string& part) {
+  const double m = NumberWithUnit(text, part, {{"x", 1}}, "a multiplier such as 3x");
+  if (m < 1) Bad(text, "'" + part + "' slows nothing down: multipliers are at least 1x");
+  return m;
+}
+
+int64_t Count(const std::string& text, const std::string& part) {
+  char* end = nullptr;
+  const long long v = std::strtoll(part.c_str(), &end, 10);
+  if (part.empty() || *end != '\0' || v < 0) Bad(text, "'" + part + "' is not a count");
+  return v;
+}
+
+FaultSpec::Node NodeOf(const std::string& text, const std::string& part, bool link) {
+  FaultSpec::Node n;
+  if (part == "*") return n;
+  std::string digits = part;
+  n.by = FaultSpec::Node::By::kRank;
+  if (link && !part.empty() && (part[0] == 'w' || part[0] == 's')) {
+    n.by = part[0] == 'w' ? FaultSpec::Node::By::kWorker : FaultSpec::Node::By::kServer;
+    digits = part.substr(1);
+  }
+  char* end = nullptr;
+  const long v = std::strtol(digits.c_str(), &end, 10);
+  if (digits.empty() || *end != '\0' || v < 0) {
+    Bad(text, "'" + part + "' is not " +
+                  (link ? "a link end (a rank, wN, sN or *)" : "a role index (a number or *)"));
+  }
+  n.number = static_cast<int>(v);
+  return n;
+}
+
+// Splitmix64: a reproducible uniform draw in [0, 1) per (seed, node, iteration).
+double Uniform(uint64_t seed, int node, int64_t iteration) {
+  uint64_t z = seed ^ (static_cast<uint64_t>(node) * 0x9E3779B97F4A7C15ULL) ^
+               (static_cast<uint64_t>(iteration) * 0xD1B54A32D192ED03ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) / 9007199254740992.0;
+}
+
+}  // namespace
+
+FaultSpec FaultSpec::Parse(const std::string& text) {
+  FaultSpec f;
+  f.text = text;
+  const size_t at = text.find('@');
+  const std::string body = text.substr(0, at);
+  const size_t first = body.find(':');
+  const size_t last = body.rfind(':');
+  if (first == std::string::npos || first == last) {
+    Bad(text, "expected TARGET:EFFECT, as in worker:3:compute=3x or link:4->1:bw=100MB/s");
+  }
+  const std::string kind = body.substr(0, first);
+  const std::string who = body.substr(first + 1, last - first - 1);
+  const std::string effect = body.substr(last + 1);
+  if (kind == "worker" || kind == "server") {
+    f.target = kind == "worker" ? Target::kWorker : Target::kServer;
+    f.node = NodeOf(text, who, false);
+  } else if (kind == "link") {
+    f.target = Target::kLink;
+    const size_t arrow = who.find("->");
+    if (arrow == std::string::npos) Bad(text, "'" + who + "' is not a link FROM->TO");
+    f.from = NodeOf(text, who.substr(0, arrow), true);
+    f.to = NodeOf(text, who.substr(arrow + 2), true);
+  } else {
+    Bad(text, "'" + kind + "' is not a target: worker, server or link");
+  }
+
+  const size_t eq = effect.find('=');
+  const std::string name = effect.substr(0, eq), value = eq == std::string::npos ? "" : effect.substr(eq + 1);
+  if (eq == std::string::npos) Bad(text, "'" + effect + "' is not an effect NAME=VALUE");
+  if (name == "compute" && f.target == Target::kWorker) {
+    f.effect = Effect::kCompute;
+    f.value = Multiplier(text, value);
+  } else if (name == "service" && f.target == Target::kServer) {
+    f.effect = Effect::kService;
+    f.value = Multiplier(text, value);
+  } else if (name == "bw" && f.target == Target::kLink) {
+    f.effect = Effect::kBandwidth;
+    f.value = NumberWithUnit(text, value,
+                             {{"B/s", 1}, {"KB/s", 1e3}, {"MB/s", 1e6}, {"GB/s", 1e9},
+                              {"KiB/s", 1024.0}, {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0}},
+                             "a rate such as 100MB/s");
+    if (f.value <= 0) Bad(text, "a link needs a positive bandwidth");
+  } else if (name == "delay" && f.target == Target::kLink) {
+    f.effect = Effect::kDelay;
+    f.value = Duration(text, value);
+  } else {
+    Bad(text, "'" + name + "' is not an effect of a " + kind +
+                  " (workers: compute, servers: service, links: bw and delay)");
+  }
+
+  if (at == std::string::npos) return f;
+  const std::string schedule = text.substr(at + 1);
+  const size_t seq = schedule.find('=');
+  const std::string sname = schedule.substr(0, seq);
+  const std::string svalue = seq == std::string::npos ? "" : schedule.substr(seq + 1);
+  const size_t colon = svalue.find(':');
+  if (sname == "p" && seq != std::string::npos) {
+    f.schedule = Schedule::kProbability;
+    char* end = nullptr;
+    f.probability = std::strtod(svalue.c_str(), &end);
+    if (svalue.empty() || *end != '\0' || !(f.probability >= 0 && f.probability <= 1)) {
+      Bad(text, "'" + svalue + "' is not a probability between 0 and 1");
+    }
+  } else if (sname == "period" && colon != std::string::npos) {
+    f.schedule = Schedule::kPeriod;
+    f.period = Count(text, svalue.substr(0, colon));
+    f.slow = Count(text, svalue.substr(colon + 1));
+    if (f.period == 0 || f.slow > f.period) {
+      Bad(text, "period=B:A needs 0 < B and A <= B (slow for A of every B iterations)");
+    }
+  } else if (sname == "window" && colon != std::string::npos) {
+    f.schedule = Schedule::kWindow;
+    f.window_start_s = Duration(text, svalue.substr(0, colon));
+    f.window_length_s = Duration(text, svalue.substr(colon + 1));
+  } else {
+    Bad(text, "'" + schedule + "' is not a schedule: p=P, period=B:A or window=START:LENGTH");
+  }
+  return f;
+}
+
+bool FaultSpec::ActiveAt(int64_t iteration, double time_s, int node, uint64_t seed) const {
+  switch (schedule) {
+    case Schedule::kAlways:
+      return true;
+    case Schedule::kProbability:
+      return Uniform(seed, node, iteration) < probability;
+    case Schedule::kPeriod:
+      return iteration % period >= period - slow;
+    case Schedule::kWindow:
+      return time_s >= window_start_s && time_s < window_start_s + window_length_s;
+  }
+  return false;
+}
+
+}  // namespace straggler
+}  // namespace pacer

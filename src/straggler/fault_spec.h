@@ -1,0 +1,57 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace pacer {
+namespace straggler {
+
+// One --inject=SPEC: a slowdown of a node or a link, and when it applies. Off unless given.
+//
+//   SPEC      := TARGET ':' EFFECT [ '@' SCHEDULE ]
+//   TARGET    := worker:N | worker:* | server:N | server:* | link:END->END
+//   END       := a rank | * | wN (worker N) | sN (server N)
+//   EFFECT    := compute=Mx (workers: sleep (M-1) x the measured compute time)
+//              | service=Mx (servers: delay each request by (M-1) x its service time)
+//              | bw=RATE (links: a token bucket; RATE like 100MB/s, 1.5GB/s, 800KiB/s)
+//              | delay=TIME (links: added to every message; TIME like 2ms, 150us, 1s)
+//   SCHEDULE  := p=P (each iteration independently, with probability P)
+//              | period=B:A (the last A iterations of every B)
+//              | window=START:LENGTH (from START for LENGTH, in time since the job began)
+//   no SCHEDULE: always.
+//
+// Workers and servers are named by role index (worker:0 is the first worker); link ends by MPI
+// rank, or by role index with w/s. Examples: worker:3:compute=3x, worker:*:compute=3x@p=0.1,
+// worker:2:compute=3x@period=200:50, link:4->1:bw=100MB/s, link:w0->*:delay=2ms,
+// server:1:service=3x@window=60s:60s.
+struct FaultSpec {
+  enum class Target { kWorker, kServer, kLink };
+  enum class Effect { kCompute, kService, kBandwidth, kDelay };
+  enum class Schedule { kAlways, kProbability, kPeriod, kWindow };
+  // An end of a link, or a node: kAny matches every one.
+  struct Node {
+    enum class By { kAny, kRank, kWorker, kServer } by = By::kAny;
+    int number = 0;
+  };
+
+  std::string text;  // as given
+  Target target = Target::kWorker;
+  Node node;         // workers and servers (by role index)
+  Node from, to;     // links
+  Effect effect = Effect::kCompute;
+  double value = 1;  // the multiplier, bytes per second, or seconds of delay
+  Schedule schedule = Schedule::kAlways;
+  double probability = 0;
+  int64_t period = 0, slow = 0;         // kPeriod: the last `slow` of every `period` iterations
+  double window_start_s = 0, window_length_s = 0;
+
+  // Throws pacer::Error naming the part of `text` that is wrong.
+  static FaultSpec Parse(const std::string& text);
+
+  // Whether the fault applies to the node's `iteration` at `time_s` after the job began. The
+  // probability schedule draws from (seed, node, iteration) alone, so a run is reproducible.
+  bool ActiveAt(int64_t iteration, double time_s, int node, uint64_t seed) const;
+};
+
+}  // namespace straggler
+}  // namespace pacer

@@ -1,0 +1,103 @@
+// The straggler detector on synthetic telemetry: persistent slowdowns are flagged by their second
+// iteration and classified; noise and single slow iterations flag nobody.
+#include "straggler/detector.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace pacer {
+namespace straggler {
+namespace {
+
+// Workers with 10 ms compute and 1 ms transfer, each value times lognormal noise (10%).
+class Telemetry {
+ public:
+  explicit Telemetry(uint64_t seed) : rng_(seed), noise_(0.0, 0.1) {}
+  WorkerIteration Next(int worker, int64_t iteration, double compute_x = 1,
+                       double transfer_x = 1) {
+    return {worker, iteration, 0.010 * compute_x * std::exp(noise_(rng_)),
+            0.001 * transfer_x * std::exp(noise_(rng_))};
+  }
+
+ private:
+  std::mt19937_64 rng_;
+  std::normal_distribution<double> noise_;
+};
+
+TEST(DetectorTest, FlagsAPersistentComputeStragglerByItsSecondIteration) {
+  Detector detector;
+  Telemetry telemetry(1);
+  for (int64_t i = 0; i < 60; ++i) {
+    const bool slow = i >= 30;
+    for (int w = 0; w < 4; ++w) detector.Observe(telemetry.Next(w, i, w == 3 && slow ? 3 : 1));
+    std::vector<Detection> found = detector.Detect();
+    if (i < 31) {
+      EXPECT_TRUE(found.empty()) << "iteration " << i;
+    } else {
+      ASSERT_EQ(found.size(), 1u) << "iteration " << i;
+      EXPECT_EQ(found[0].index, 3);
+      EXPECT_EQ(found[0].kind, Detection::Kind::kCompute);
+      EXPECT_GT(found[0].ratio, 2.0);
+    }
+  }
+}
+
+TEST(DetectorTest, ClassifiesCommunicationAndBoth) {
+  Detector detector;
+  Telemetry telemetry(2);
+  for (int64_t i = 0; i < 5; ++i) {
+    detector.Observe(telemetry.Next(0, i));
+    detector.Observe(telemetry.Next(1, i, 1, 20));  // a slow link: busy 10 + 20 ms
+    detector.Observe(telemetry.Next(2, i, 3, 3));
+  }
+  std::vector<Detection> found = detector.Detect();
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].index, 1);
+  EXPECT_EQ(found[0].kind, Detection::Kind::kCommunication);
+  EXPECT_EQ(found[1].index, 2);
+  EXPECT_EQ(found[1].kind, Detection::Kind::kBoth);
+}
+
+TEST(DetectorTest, NoiseAndLoneSlowIterationsFlagNobody) {
+  Detector detector;
+  Telemetry telemetry(3);
+  std::mt19937_64 rng(4);
+  int spikes = 0;
+  std::vector<int64_t> last_spike(4, -10);
+  for (int64_t i = 0; i < 200; ++i) {
+    for (int w = 0; w < 4; ++w) {
+      // A lone 3x iteration now and then (at most one in any three on one worker).
+      const bool spike = rng() % 12 == 0 && i - last_spike[w] >= 3;
+      if (spike) last_spike[w] = i;
+      spikes += spike;
+      detector.Observe(telemetry.Next(w, i, spike ? 3 : 1));
+    }
+    EXPECT_TRUE(detector.Detect().empty()) << "iteration " << i;
+  }
+  EXPECT_GT(spikes, 40);  // the test did inject them
+}
+
+TEST(DetectorTest, FlagsAServerPastTheMedianServiceTime) {
+  Detector detector;
+  for (int s = 0; s < 4; ++s) detector.Observe(ServerInterval{s, s == 2 ? 310.0 : 100.0 + s});
+  std::vector<Detection> found = detector.Detect();
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].kind, Detection::Kind::kServer);
+  EXPECT_EQ(found[0].index, 2);
+  Detector mild;
+  for (int s = 0; s < 4; ++s) mild.Observe(ServerInterval{s, s == 2 ? 140.0 : 100.0});
+  EXPECT_TRUE(mild.Detect().empty());
+}
+
+TEST(DetectorTest, PredictedStragglersArePastTheMarginOverTheFastestPrediction) {
+  Detector detector;
+  std::vector<Detection> found = detector.DetectPredicted({{0, 10.0}, {1, 11.9}, {2, 12.1}});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].index, 2);
+  EXPECT_EQ(found[0].kind, Detection::Kind::kPredicted);
+}
+
+}  // namespace
+}  // namespace straggler
+}  // namespace pacer
