@@ -14,12 +14,12 @@ double Median(std::vector<double> v) {
   return v[(v.size() - 1) / 2];
 }
 
-double Median(const std::deque<double>& d) { return Median(std::vector<double>(d.begin(), d.end())); }
+double Median(const std::deque<double>& d) {
+  return Median(std::vector<double>(d.begin(), d.end()));
+}
 
 // Ratio to the lowest positive value; 1 when there is none (nothing to compare with).
-double Ratio(double value, double lowest) {
-  return lowest > 0 ? value / lowest : 1;
-}
+double Ratio(double value, double lowest) { return lowest > 0 ? value / lowest : 1; }
 
 }  // namespace
 

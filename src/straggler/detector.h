@@ -28,12 +28,12 @@ struct ServerInterval {
 
 // The thresholds of STRAGGLERS.md section 1, each a flag of the scheduler.
 struct DetectorOptions {
-  double worker_ratio = 2.0;       // busy time / fastest worker's
-  double compute_ratio = 1.5;      // compute time / fastest worker's: a compute straggler
-  double transfer_ratio = 1.5;     // transfer time / fastest worker's: a communication straggler
-  double server_ratio = 1.5;       // service time per byte / median server's
-  double predicted_margin = 0.2;   // predicted time > (1 + margin) x fastest predicted
-  int window = 3;                  // each node is judged by the median of its last `window` values
+  double worker_ratio = 2.0;      // busy time / fastest worker's
+  double compute_ratio = 1.5;     // compute time / fastest worker's: a compute straggler
+  double transfer_ratio = 1.5;    // transfer time / fastest worker's: a communication straggler
+  double server_ratio = 1.5;      // service time per byte / median server's
+  double predicted_margin = 0.2;  // predicted time > (1 + margin) x fastest predicted
+  int window = 3;                 // each node is judged by the median of its last `window` values
 };
 
 struct Detection {

@@ -103,7 +103,8 @@ FaultSpec FaultSpec::Parse(const std::string& text) {
   }
 
   const size_t eq = effect.find('=');
-  const std::string name = effect.substr(0, eq), value = eq == std::string::npos ? "" : effect.substr(eq + 1);
+  const std::string name = effect.substr(0, eq),
+                    value = eq == std::string::npos ? "" : effect.substr(eq + 1);
   if (eq == std::string::npos) Bad(text, "'" + effect + "' is not an effect NAME=VALUE");
   if (name == "compute" && f.target == Target::kWorker) {
     f.effect = Effect::kCompute;
@@ -114,8 +115,13 @@ FaultSpec FaultSpec::Parse(const std::string& text) {
   } else if (name == "bw" && f.target == Target::kLink) {
     f.effect = Effect::kBandwidth;
     f.value = NumberWithUnit(text, value,
-                             {{"B/s", 1}, {"KB/s", 1e3}, {"MB/s", 1e6}, {"GB/s", 1e9},
-                              {"KiB/s", 1024.0}, {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0}},
+                             {{"B/s", 1},
+                              {"KB/s", 1e3},
+                              {"MB/s", 1e6},
+                              {"GB/s", 1e9},
+                              {"KiB/s", 1024.0},
+                              {"MiB/s", 1048576.0},
+                              {"GiB/s", 1073741824.0}},
                              "a rate such as 100MB/s");
     if (f.value <= 0) Bad(text, "a link needs a positive bandwidth");
   } else if (name == "delay" && f.target == Target::kLink) {

@@ -36,13 +36,13 @@ struct FaultSpec {
 
   std::string text;  // as given
   Target target = Target::kWorker;
-  Node node;         // workers and servers (by role index)
-  Node from, to;     // links
+  Node node;      // workers and servers (by role index)
+  Node from, to;  // links
   Effect effect = Effect::kCompute;
   double value = 1;  // the multiplier, bytes per second, or seconds of delay
   Schedule schedule = Schedule::kAlways;
   double probability = 0;
-  int64_t period = 0, slow = 0;         // kPeriod: the last `slow` of every `period` iterations
+  int64_t period = 0, slow = 0;  // kPeriod: the last `slow` of every `period` iterations
   double window_start_s = 0, window_length_s = 0;
 
   // Throws pacer::Error naming the part of `text` that is wrong.

@@ -20,8 +20,8 @@ class Predictor {
 };
 
 struct PredictorOptions {
-  int window = 10;          // the exponentially weighted mean's span: alpha = 2 / (window + 1)
-  int max_period = 400;     // longest periodic pattern looked for
+  int window = 10;               // the exponentially weighted mean's span: alpha = 2 / (window + 1)
+  int max_period = 400;          // longest periodic pattern looked for
   double min_correlation = 0.5;  // a period counts when the series correlates this well with itself
 };
 

@@ -189,6 +189,15 @@ std::vector<TrainingCase> TrainingCases() {
   return cases;
 }
 
+Config TrainingConfig(Config base, const TrainingCase& c) {
+  base.sync = c.mode;
+  base.optimizer = "sgd:lr=" + std::to_string(c.options.lr);
+  base.partition_bytes = c.options.partition_bytes;
+  base.scheduling_credit = 2;
+  base.timeout_s = 60;
+  return base;
+}
+
 void TrainSoftmax(Session& session, const TrainingOptions& options, const WorkerGather& gather) {
   if (session.is_server()) {
     ParameterServer server(session);

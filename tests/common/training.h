@@ -41,6 +41,10 @@ struct TrainingCase {
 };
 std::vector<TrainingCase> TrainingCases();
 
+// `base` with what a TrainingCase needs: its mode, SGD at options.lr, its partition size, a
+// small scheduling credit (so priorities matter) and a one-minute timeout.
+Config TrainingConfig(Config base, const TrainingCase& c);
+
 // Runs on every rank of a job whose config names the mode (--sync) and `sgd:lr=options.lr` as
 // optimizer: servers run a ParameterServer, workers train softmax regression on clustered data
 // through GradientSync, the scheduler switches modes if asked. Checks with GoogleTest.

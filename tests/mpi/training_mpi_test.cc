@@ -10,18 +10,13 @@
 namespace pacer {
 namespace {
 
-void Train(const std::string& mode, const testing::TrainingOptions& options) {
-  Config config = MpiTestConfig();
-  config.sync = mode;
-  config.optimizer = "sgd:lr=" + std::to_string(options.lr);
-  config.partition_bytes = options.partition_bytes;
-  config.scheduling_credit = 2;
-  config.timeout_s = 60;
+void Train(const testing::TrainingCase& c) {
+  const Config config = testing::TrainingConfig(MpiTestConfig(), c);
   Session session(config);
   // The workers' own communicator, for gathering their clock logs.
   MPI_Comm workers;
   MPI_Comm_split(MPI_COMM_WORLD, session.is_worker() ? 0 : MPI_UNDEFINED, session.rank(), &workers);
-  testing::TrainSoftmax(session, options, [&](const std::vector<double>& mine) {
+  testing::TrainSoftmax(session, c.options, [&](const std::vector<double>& mine) {
     std::vector<double> all(mine.size() * session.num_workers());
     MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
                   static_cast<int>(mine.size()), MPI_DOUBLE, workers);
@@ -33,7 +28,7 @@ void Train(const std::string& mode, const testing::TrainingOptions& options) {
 
 class TrainingMpiTest : public ::testing::TestWithParam<testing::TrainingCase> {};
 
-TEST_P(TrainingMpiTest, Processes) { Train(GetParam().mode, GetParam().options); }
+TEST_P(TrainingMpiTest, Processes) { Train(GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(Softmax, TrainingMpiTest, ::testing::ValuesIn(testing::TrainingCases()),
                          [](const auto& info) { return info.param.name; });

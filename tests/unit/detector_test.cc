@@ -14,8 +14,7 @@ namespace {
 class Telemetry {
  public:
   explicit Telemetry(uint64_t seed) : rng_(seed), noise_(0.0, 0.1) {}
-  WorkerIteration Next(int worker, int64_t iteration, double compute_x = 1,
-                       double transfer_x = 1) {
+  WorkerIteration Next(int worker, int64_t iteration, double compute_x = 1, double transfer_x = 1) {
     return {worker, iteration, 0.010 * compute_x * std::exp(noise_(rng_)),
             0.001 * transfer_x * std::exp(noise_(rng_))};
   }

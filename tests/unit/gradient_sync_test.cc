@@ -46,17 +46,11 @@ class LocalGather {
   int arrived_ = 0, generation_ = 0;
 };
 
-void TrainInProcess(const std::string& mode, int servers, int workers,
-                    const testing::TrainingOptions& options) {
-  Config config;
-  config.sync = mode;
-  config.optimizer = "sgd:lr=" + std::to_string(options.lr);
-  config.partition_bytes = options.partition_bytes;
-  config.scheduling_credit = 2;
-  config.timeout_s = 60;
+void TrainInProcess(const testing::TrainingCase& c, int servers, int workers) {
+  const Config config = testing::TrainingConfig(Config(), c);
   LocalGather gather(workers);
   RunLocalJob(servers, workers, config, [&](Session& session) {
-    testing::TrainSoftmax(session, options, [&](const std::vector<double>& mine) {
+    testing::TrainSoftmax(session, c.options, [&](const std::vector<double>& mine) {
       return gather(session.role_index(), mine);
     });
   });
@@ -66,7 +60,7 @@ class GradientSyncTrainingTest : public ::testing::TestWithParam<testing::Traini
 
 TEST_P(GradientSyncTrainingTest, InProcess) {
   const testing::TrainingCase& c = GetParam();
-  TrainInProcess(c.mode, 2, c.options.switch_to.empty() ? 3 : 2, c.options);
+  TrainInProcess(c, 2, c.options.switch_to.empty() ? 3 : 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Softmax, GradientSyncTrainingTest,
