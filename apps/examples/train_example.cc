@@ -6,7 +6,8 @@
 // its minibatch and pushes it, and the servers update the model by the job's --sync rule. With
 // --switch_to=MODE the scheduler switches the rule after --switch_after_s seconds. Worker 0
 // prints the loss every 10 iterations and the final accuracy; the job fails below
-// --min_accuracy.
+// --min_accuracy. --compute_ms emulates a larger model's compute time, --inject slows nodes down
+// and --metrics logs every iteration and detection (see the README).
 #include <gflags/gflags.h>
 #include <pacer/gradient_sync.h>
 #include <pacer/parameter_server.h>
@@ -28,6 +29,7 @@ DEFINE_double(min_accuracy, 0.75,
               "the job fails if the final accuracy is lower (the data allow about 0.8)");
 DEFINE_string(switch_to, "", "a mode the scheduler switches to during training");
 DEFINE_double(switch_after_s, 0.2, "when the scheduler switches");
+DEFINE_double(compute_ms, 0, "emulated compute time per iteration, slept before the gradient");
 
 namespace {
 
@@ -46,6 +48,9 @@ int Train(pacer::Session& session) {
   sync.Register("biases", b.data(), b.size());
   for (int i = 0; i < FLAGS_iterations; ++i) {
     sync.BeginIteration(FLAGS_batch);
+    if (FLAGS_compute_ms > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(FLAGS_compute_ms));
+    }
     auto rows = MinibatchRows(data.size(), session.num_workers(), session.role_index(),
                               sync.clock(), FLAGS_batch);
     double loss = model.Loss(data, rows, w.data(), b.data(), w_grad.data(), b_grad.data());
@@ -64,9 +69,7 @@ int Train(pacer::Session& session) {
   return accuracy >= FLAGS_min_accuracy ? 0 : 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Run(int argc, char** argv) {
   // This model wants a larger step than the library's default.
   if (std::getenv("PACER_OPTIMIZER") == nullptr) {
     gflags::SetCommandLineOptionWithMode("optimizer", "sgd:lr=0.5", gflags::SET_FLAGS_DEFAULT);
@@ -90,4 +93,15 @@ int main(int argc, char** argv) {
     session.Finalize();
   }
   return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pacer-train-example: %s\n", e.what());
+    return 2;
+  }
 }

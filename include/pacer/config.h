@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace pacer {
 
@@ -40,6 +41,26 @@ struct Config {
   int64_t partition_bytes = int64_t{1} << 20;
   // --scheduling_credit: GradientSync's keys in flight per worker; the rest wait by priority.
   int scheduling_credit = 8;
+  // --inject: fault injection, off when empty. Repeatable; PACER_INJECT separates specs with ';'.
+  // The grammar is in src/straggler/fault_spec.h (e.g. worker:3:compute=3x@p=0.1).
+  std::vector<std::string> inject;
+  // --inject_seed: seed of the probabilistic injection schedules.
+  int64_t inject_seed = 1;
+  // --metrics: the scheduler writes JSON lines here: one record per worker iteration, one per
+  // detection or decision. Off when empty.
+  std::string metrics;
+  // The straggler detector's thresholds (STRAGGLERS.md section 1): --straggler_ratio (busy time
+  // over the fastest worker's), --compute_ratio and --transfer_ratio (which part is slow),
+  // --server_ratio (service time per byte over the median server's), --predicted_margin, and
+  // --detect_window (iterations whose median judges a node).
+  double straggler_ratio = 2.0;
+  double compute_ratio = 1.5;
+  double transfer_ratio = 1.5;
+  double server_ratio = 1.5;
+  double predicted_margin = 0.2;
+  int detect_window = 3;
+  // --predictor_window: the span of the predictor's moving mean.
+  int predictor_window = 10;
 
   // Reads the flags (after ParseCommandLine) and their PACER_ environment twins.
   static Config FromFlags();

@@ -11,6 +11,7 @@
 namespace pacer {
 
 class SessionCore;
+class Monitor;
 
 // One node of a Pacer job. Constructing a Session joins the job: it initializes MPI if the program
 // has not (an existing training code may have), assigns this rank its role (rank 0 scheduler,
@@ -58,6 +59,7 @@ class Session {
 
  private:
   std::unique_ptr<SessionCore> core_;
+  std::unique_ptr<Monitor> monitor_;  // the scheduler's: telemetry, detection, metrics
 };
 
 }  // namespace pacer

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace pacer {
 namespace {
@@ -68,7 +69,54 @@ DEFINE_int32(scheduling_credit,
              pacer::EnvInt("PACER_SCHEDULING_CREDIT", pacer::kDefaults.scheduling_credit),
              "GradientSync keys in flight per worker; the rest wait by priority");
 
+DEFINE_string(inject, pacer::EnvString("PACER_INJECT", ""),
+              "fault injection spec, repeatable (e.g. worker:3:compute=3x@p=0.1); "
+              "PACER_INJECT separates several with ';'");
+DEFINE_int64(inject_seed, pacer::EnvInt64("PACER_INJECT_SEED", pacer::kDefaults.inject_seed),
+             "seed of the probabilistic injection schedules");
+DEFINE_string(metrics, pacer::EnvString("PACER_METRICS", ""),
+              "the scheduler writes per-iteration records and decisions here as JSON lines");
+DEFINE_double(straggler_ratio,
+              pacer::EnvDouble("PACER_STRAGGLER_RATIO", pacer::kDefaults.straggler_ratio),
+              "a worker straggles past this multiple of the fastest worker's busy time");
+DEFINE_double(compute_ratio,
+              pacer::EnvDouble("PACER_COMPUTE_RATIO", pacer::kDefaults.compute_ratio),
+              "a straggler's compute time past this multiple of the fastest makes it a compute "
+              "straggler");
+DEFINE_double(transfer_ratio,
+              pacer::EnvDouble("PACER_TRANSFER_RATIO", pacer::kDefaults.transfer_ratio),
+              "a straggler's transfer time past this multiple of the fastest makes it a "
+              "communication straggler");
+DEFINE_double(server_ratio, pacer::EnvDouble("PACER_SERVER_RATIO", pacer::kDefaults.server_ratio),
+              "a server straggles past this multiple of the median service time per byte");
+DEFINE_double(predicted_margin,
+              pacer::EnvDouble("PACER_PREDICTED_MARGIN", pacer::kDefaults.predicted_margin),
+              "a predicted straggler's next time is past (1 + margin) x the fastest prediction");
+DEFINE_int32(detect_window, pacer::EnvInt("PACER_DETECT_WINDOW", pacer::kDefaults.detect_window),
+             "iterations whose median judges a node");
+DEFINE_int32(predictor_window,
+             pacer::EnvInt("PACER_PREDICTOR_WINDOW", pacer::kDefaults.predictor_window),
+             "span of the predictor's moving mean");
+
 namespace pacer {
+namespace {
+
+// Every --inject on the command line (gflags keeps only the last).
+std::vector<std::string> g_injects;
+
+std::vector<std::string> Split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find(separator, begin);
+    if (end == std::string::npos) end = text.size();
+    if (end > begin) parts.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return parts;
+}
+
+}  // namespace
 
 Config Config::FromFlags() {
   Config c;
@@ -85,10 +133,28 @@ Config Config::FromFlags() {
   c.optimizer = FLAGS_optimizer;
   c.partition_bytes = FLAGS_partition_bytes;
   c.scheduling_credit = FLAGS_scheduling_credit;
+  c.inject = !g_injects.empty() ? g_injects : Split(FLAGS_inject, ';');
+  c.inject_seed = FLAGS_inject_seed;
+  c.metrics = FLAGS_metrics;
+  c.straggler_ratio = FLAGS_straggler_ratio;
+  c.compute_ratio = FLAGS_compute_ratio;
+  c.transfer_ratio = FLAGS_transfer_ratio;
+  c.server_ratio = FLAGS_server_ratio;
+  c.predicted_margin = FLAGS_predicted_margin;
+  c.detect_window = FLAGS_detect_window;
+  c.predictor_window = FLAGS_predictor_window;
   return c;
 }
 
 Config Config::ParseCommandLine(int* argc, char*** argv) {
+  for (int i = 1; i < *argc; ++i) {
+    const std::string arg = (*argv)[i];
+    for (const char* name : {"--inject=", "-inject="}) {
+      if (arg.rfind(name, 0) == 0) g_injects.push_back(arg.substr(std::string(name).size()));
+    }
+    if ((arg == "--inject" || arg == "-inject") && i + 1 < *argc)
+      g_injects.push_back((*argv)[i + 1]);
+  }
   gflags::ParseCommandLineFlags(argc, argv, /*remove_flags=*/true);
   return FromFlags();
 }

@@ -2,6 +2,7 @@
 
 #include "pacer/error.h"
 #include "ps/session_core.h"
+#include "scheduler/monitor.h"
 
 namespace pacer {
 
@@ -17,8 +18,12 @@ const char* RoleName(Role role) {
   return "unknown";
 }
 
-Session::Session(const Config& config) : core_(SessionCore::CreateWithMpi(config)) {}
-Session::Session(std::unique_ptr<SessionCore> core) : core_(std::move(core)) {}
+Session::Session(const Config& config) : Session(SessionCore::CreateWithMpi(config)) {}
+
+Session::Session(std::unique_ptr<SessionCore> core) : core_(std::move(core)) {
+  if (core_->role() == Role::kScheduler) monitor_ = std::make_unique<Monitor>(*core_);
+}
+
 Session::~Session() = default;
 
 Role Session::role() const { return core_->role(); }

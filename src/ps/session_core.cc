@@ -118,6 +118,19 @@ SessionCore::SessionCore(const Config& config, std::unique_ptr<Transport> transp
     throw Error(s.str());
   }
   role_ = RoleOf(transport_->rank());
+  for (const std::string& spec : config_.inject) {
+    try {
+      faults_.push_back(straggler::FaultSpec::Parse(spec));
+    } catch (const std::invalid_argument& e) {
+      throw Error(e.what());
+    }
+  }
+  if (rank_ == 0 && (!faults_.empty() || !config_.metrics.empty())) {
+    // Specs name nodes by role index, metrics by rank too: say how they match.
+    LOG(INFO) << "ranks: 0 is the scheduler; servers 0.." << num_servers() - 1 << " are ranks 1.."
+              << num_servers() << "; workers 0.." << num_workers() - 1 << " are ranks "
+              << num_servers() + 1 << ".." << size_ - 1;
+  }
   transport_->Start([this](Message&& msg) { Dispatch(std::move(msg)); },
                     [this](const DecodedHeader& header) { return PlacePayload(header); });
 }
@@ -130,6 +143,10 @@ SessionCore::~SessionCore() {
       LOG(ERROR) << "rank " << rank() << ": finalize failed: " << e.what();
     }
   }
+}
+
+double SessionCore::SecondsSinceStart() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
 Role SessionCore::RoleOf(int rank) const {
@@ -235,6 +252,9 @@ void SessionCore::Dispatch(Message&& msg) {
     case proto::BARRIER:
       HandleBarrierRequest(msg);
       return;
+    case proto::ITERATION_REPORT:
+      HandleReport(msg);
+      return;
     case proto::BARRIER_RELEASE: {
       std::lock_guard<std::mutex> lock(barrier_mu_);
       ++barriers_released_[meta.barrier_group()];
@@ -269,6 +289,34 @@ void SessionCore::Dispatch(Message&& msg) {
   } else {
     early_requests_[meta.app_id()].push_back(std::move(msg));
   }
+}
+
+void SessionCore::Report(const IterationReport& report) {
+  Message msg;
+  msg.meta.set_command(proto::ITERATION_REPORT);
+  msg.meta.set_value_size(sizeof(double));  // the report is 8-byte fields
+  msg.meta.set_sender(rank());
+  msg.vals.push_back(EncodeReport(report));
+  SendOrLog(0, msg);
+}
+
+void SessionCore::SetReportSink(ReportSink sink) {
+  std::lock_guard<std::mutex> lock(sinks_mu_);
+  report_sink_ = std::move(sink);
+}
+
+void SessionCore::HandleReport(const Message& msg) {
+  const int sender = msg.meta.sender();
+  IterationReport report;
+  std::string error;
+  if (role_ != Role::kScheduler || RoleOf(sender) != Role::kWorker) {
+    error = "an iteration report goes from a worker to the scheduler";
+  } else if (DecodeReport(msg.vals_buffer(), &report, &error)) {
+    std::lock_guard<std::mutex> lock(sinks_mu_);
+    if (report_sink_) report_sink_(sender, report);
+    return;
+  }
+  LOG(WARNING) << "rank " << rank() << " dropped a report from rank " << sender << ": " << error;
 }
 
 int SessionCore::GroupSize(int group) const {

@@ -15,7 +15,9 @@
 #include "pacer/types.h"
 #include "ps/message.h"
 #include "ps/routing.h"
+#include "ps/telemetry.h"
 #include "ps/transport/transport.h"
+#include "straggler/fault_spec.h"
 
 namespace pacer {
 
@@ -50,6 +52,10 @@ class SessionCore {
   int role_index() const;
   static int ServerRank(int server_index) { return 1 + server_index; }
   Role RoleOf(int rank) const;
+  // --inject, parsed (bad specs are rejected when the session starts).
+  const std::vector<straggler::FaultSpec>& faults() const { return faults_; }
+  // Seconds since this session started: the time axis of injection windows and metrics.
+  double SecondsSinceStart() const;
 
   // The sink receives every request for `app_id`, starting with those that arrived before.
   void AttachServer(int app_id, Sink sink);
@@ -58,6 +64,12 @@ class SessionCore {
   // the values of a large response land.
   int AttachClient(Sink sink, Placer placer = nullptr);
   void DetachClient(int client_id);
+
+  // Workers: sends an iteration report to the scheduler (asynchronously; a failure is logged).
+  void Report(const IterationReport& report);
+  // The scheduler: where reports go, with the sender's rank (on the transport's thread).
+  using ReportSink = std::function<void(int rank, const IterationReport&)>;
+  void SetReportSink(ReportSink sink);
 
   // Replies to `request` with an error naming this rank; logs it too.
   void RejectRequest(const proto::Meta& request, const std::string& error);
@@ -70,10 +82,13 @@ class SessionCore {
   void Dispatch(Message&& msg);
   uint8_t* PlacePayload(const DecodedHeader& header);
   void HandleBarrierRequest(const Message& msg);
+  void HandleReport(const Message& msg);
   int GroupSize(int group) const;
   void SendOrLog(int dst, const Message& msg);
 
   Config config_;
+  std::vector<straggler::FaultSpec> faults_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::unique_ptr<Transport> transport_;
   std::once_flag reducer_once_;
   std::unique_ptr<Reducer> reducer_;
@@ -86,6 +101,7 @@ class SessionCore {
   bool finalized_ = false;
 
   std::mutex sinks_mu_;
+  ReportSink report_sink_;
   std::map<int, Sink> servers_;
   std::map<int, std::vector<Message>> early_requests_;
   std::set<int> detached_servers_;

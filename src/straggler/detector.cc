@@ -21,6 +21,8 @@ double Median(const std::deque<double>& d) {
 // Ratio to the lowest positive value; 1 when there is none (nothing to compare with).
 double Ratio(double value, double lowest) { return lowest > 0 ? value / lowest : 1; }
 
+constexpr double kFairShare = 0.25;
+
 }  // namespace
 
 const char* KindName(Detection::Kind kind) {
@@ -71,8 +73,14 @@ std::vector<Detection> Detector::Detect() const {
     if (!(ratio > options_.worker_ratio)) continue;
     const double compute_ratio = Ratio(Median(h.compute), fastest_compute);
     const double transfer_ratio = Ratio(Median(h.transfer), fastest_transfer);
-    const bool compute = compute_ratio > options_.compute_ratio;
-    const bool transfer = transfer_ratio > options_.transfer_ratio;
+    // A part is to blame when it is past its own threshold and carries a fair share (a quarter)
+    // of the excess: a 1 ms transfer that took 1.6 ms does not make a 3x compute straggler a
+    // communication straggler too.
+    const double excess = Median(h.busy) - fastest_busy;
+    const bool compute = compute_ratio > options_.compute_ratio &&
+                         Median(h.compute) - fastest_compute >= kFairShare * excess;
+    const bool transfer = transfer_ratio > options_.transfer_ratio &&
+                          Median(h.transfer) - fastest_transfer >= kFairShare * excess;
     // Neither part past its own threshold (the fastest parts came from different workers): the
     // part further past its fastest is to blame.
     Detection::Kind kind = compute && transfer ? Detection::Kind::kBoth

@@ -92,6 +92,9 @@ FaultSpec FaultSpec::Parse(const std::string& text) {
   if (kind == "worker" || kind == "server") {
     f.target = kind == "worker" ? Target::kWorker : Target::kServer;
     f.node = NodeOf(text, who, false);
+    if (f.node.by == Node::By::kRank) {
+      f.node.by = f.target == Target::kWorker ? Node::By::kWorker : Node::By::kServer;
+    }
   } else if (kind == "link") {
     f.target = Target::kLink;
     const size_t arrow = who.find("->");
@@ -160,6 +163,11 @@ FaultSpec FaultSpec::Parse(const std::string& text) {
     Bad(text, "'" + schedule + "' is not a schedule: p=P, period=B:A or window=START:LENGTH");
   }
   return f;
+}
+
+bool FaultSpec::Names(Target role, int index) const {
+  if (target != role) return false;
+  return node.by == Node::By::kAny || node.number == index;
 }
 
 bool FaultSpec::ActiveAt(int64_t iteration, double time_s, int node, uint64_t seed) const {

@@ -48,6 +48,8 @@ struct FaultSpec {
   // Throws pacer::Error naming the part of `text` that is wrong.
   static FaultSpec Parse(const std::string& text);
 
+  // Whether this spec slows worker (or server) `index` of `role`.
+  bool Names(Target role, int index) const;
   // Whether the fault applies to the node's `iteration` at `time_s` after the job began. The
   // probability schedule draws from (seed, node, iteration) alone, so a run is reproducible.
   bool ActiveAt(int64_t iteration, double time_s, int node, uint64_t seed) const;

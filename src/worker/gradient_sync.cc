@@ -4,10 +4,12 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <thread>
 #include <vector>
 
 #include "pacer/detail/kv_client_core.h"
 #include "pacer/error.h"
+#include "ps/session_core.h"
 #include "ps/str_cat.h"
 #include "worker/tensor_layout.h"
 
@@ -95,6 +97,8 @@ class GradientSync::Impl {
   void ReleasePushes(bool block);
   void FinishPull(int u);
   void WaitUnit(int u);
+  void InjectComputeSlowdown();
+  void Report(const IterationStats& stats);
 
   Session& session_;
   detail::KVClientCore kv_;
@@ -111,6 +115,9 @@ class GradientSync::Impl {
   bool broadcast_done_ = false;
   bool in_iteration_ = false;
   bool any_push_ = false;
+  bool any_push_sent_ = false;
+  int64_t iterations_ = 0;
+  SteadyClock::time_point first_push_sent_, last_push_acked_, last_pull_done_;
   int64_t clock_ = 0;
   double weight_ = 1;
   SteadyClock::time_point begin_, last_push_;
@@ -169,6 +176,8 @@ void GradientSync::Impl::Pump() {
     }
     if (best < 0) return;
     UnitState& s = units_[best];
+    if (!any_push_sent_) first_push_sent_ = SteadyClock::now();
+    any_push_sent_ = true;
     s.push_ts = Send(best, detail::Operation::kPush, clock_, false, false);
     s.pull_ts = Send(best, detail::Operation::kPull, clock_ + 1, false, true);
     s.queued = false;
@@ -193,6 +202,7 @@ void GradientSync::Impl::ReleasePushes(bool block) {
     if (finished) {
       s.pushing = false;
       --pushes_inflight_;
+      last_push_acked_ = SteadyClock::now();
       block = false;
     } else if (oldest < 0 || s.order < units_[oldest].order) {
       oldest = static_cast<int>(u);
@@ -202,6 +212,7 @@ void GradientSync::Impl::ReleasePushes(bool block) {
     Await(oldest, units_[oldest].push_ts);
     units_[oldest].pushing = false;
     --pushes_inflight_;
+    last_push_acked_ = SteadyClock::now();
   }
 }
 
@@ -210,6 +221,7 @@ void GradientSync::Impl::FinishPull(int u) {
   Await(u, s.pull_ts);
   s.pulling = false;
   s.done = true;
+  last_pull_done_ = SteadyClock::now();
   if (!s.error.empty()) return;
   current_.bytes_in += static_cast<int64_t>(unit(u).count * sizeof(float));
   s.version = s.answer->version;
@@ -237,6 +249,7 @@ void GradientSync::Impl::WaitUnit(int u) {
     Await(u, s.push_ts);
     s.pushing = false;
     --pushes_inflight_;
+    last_push_acked_ = SteadyClock::now();
   }
   if (s.pulling && !s.error.empty()) {  // the push failed: the server will not serve the pull
     s.pulling = false;
@@ -282,6 +295,41 @@ void GradientSync::Impl::Broadcast() {
   broadcast_done_ = true;
 }
 
+// --inject=worker:N:compute=Mx: the compute so far (begin to the first PushPull) takes M times
+// as long, as if the worker were M times slower.
+void GradientSync::Impl::InjectComputeSlowdown() {
+  const SessionCore& core = session_.core();
+  const int me = session_.role_index();
+  double multiplier = 1;
+  for (const straggler::FaultSpec& f : core.faults()) {
+    if (f.effect == straggler::FaultSpec::Effect::kCompute &&
+        f.Names(straggler::FaultSpec::Target::kWorker, me) &&
+        f.ActiveAt(clock_, core.SecondsSinceStart(), me,
+                   static_cast<uint64_t>(core.config().inject_seed))) {
+      multiplier *= f.value;
+    }
+  }
+  if (multiplier > 1) {
+    std::this_thread::sleep_for((multiplier - 1) * (SteadyClock::now() - begin_));
+  }
+}
+
+void GradientSync::Impl::Report(const IterationStats& stats) {
+  IterationReport r;
+  r.iteration = stats.iteration;
+  r.clock = stats.clock;
+  r.bytes_out = stats.bytes_out;
+  r.bytes_in = stats.bytes_in;
+  r.batch = stats.batch_size;
+  r.version = stats.version;
+  r.start_s = stats.start_s;
+  r.compute_s = stats.compute_s;
+  r.push_s = stats.push_s;
+  r.pull_s = stats.pull_s;
+  r.wait_s = stats.wait_s;
+  session_.core().Report(r);
+}
+
 void GradientSync::Impl::BeginIteration(int batch_size) {
   if (in_iteration_) throw Error(StrCat("BeginIteration twice in iteration ", clock_));
   Broadcast();
@@ -294,10 +342,12 @@ void GradientSync::Impl::BeginIteration(int batch_size) {
     s.timed_out = false;
   }
   current_ = IterationStats();
+  current_.iteration = iterations_;
   current_.clock = clock_;
   current_.batch_size = batch_size;
+  current_.start_s = session_.core().SecondsSinceStart();
   begin_ = last_push_ = SteadyClock::now();
-  any_push_ = false;
+  any_push_ = any_push_sent_ = false;
 }
 
 int GradientSync::Impl::PushPull(const std::string& name, const float* grad, float* param,
@@ -306,6 +356,7 @@ int GradientSync::Impl::PushPull(const std::string& name, const float* grad, flo
     throw Error(StrCat("PushPull of '", name, "' outside an iteration: call BeginIteration"));
   }
   const int t = layout_.Find(name);
+  if (!any_push_) InjectComputeSlowdown();
   if (grad == nullptr || param == nullptr) {
     throw Error(StrCat("PushPull of '", name, "': null gradient or parameters"));
   }
@@ -406,8 +457,15 @@ void GradientSync::Impl::EndIteration() {
   current_.compute_s = any_push_ ? compute_s : Seconds(begin_);
   current_.total_s = Seconds(begin_);
   current_.version = std::max<int64_t>(0, version);
+  if (any_push_sent_) {
+    using Duration = std::chrono::duration<double>;
+    current_.push_s = std::max(0.0, Duration(last_push_acked_ - first_push_sent_).count());
+    current_.pull_s = std::max(0.0, Duration(last_pull_done_ - last_push_acked_).count());
+  }
   last_ = current_;
   clock_ = next;
+  ++iterations_;
+  Report(last_);
 }
 
 GradientSync::GradientSync(Session& session, int app_id)

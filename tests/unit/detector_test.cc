@@ -42,13 +42,24 @@ TEST(DetectorTest, FlagsAPersistentComputeStragglerByItsSecondIteration) {
   }
 }
 
+TEST(DetectorTest, ASmallSlowPartDoesNotShareTheBlame) {
+  Detector detector;
+  for (int64_t i = 0; i < 3; ++i) {
+    detector.Observe(WorkerIteration{0, i, 0.010, 0.0010});
+    detector.Observe(WorkerIteration{1, i, 0.030, 0.0018});  // transfer 1.8x, but 0.8 ms of 20
+  }
+  std::vector<Detection> found = detector.Detect();
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].kind, Detection::Kind::kCompute);
+}
+
 TEST(DetectorTest, ClassifiesCommunicationAndBoth) {
   Detector detector;
   Telemetry telemetry(2);
   for (int64_t i = 0; i < 5; ++i) {
     detector.Observe(telemetry.Next(0, i));
     detector.Observe(telemetry.Next(1, i, 1, 20));  // a slow link: busy 10 + 20 ms
-    detector.Observe(telemetry.Next(2, i, 3, 3));
+    detector.Observe(telemetry.Next(2, i, 3, 20));  // 30 ms compute, 20 ms transfer
   }
   std::vector<Detection> found = detector.Detect();
   ASSERT_EQ(found.size(), 2u);

@@ -13,14 +13,18 @@ namespace {
 TEST(FaultSpecTest, ParsesEveryDocumentedForm) {
   FaultSpec a = FaultSpec::Parse("worker:3:compute=3x");
   EXPECT_EQ(a.target, FaultSpec::Target::kWorker);
-  EXPECT_EQ(a.node.by, FaultSpec::Node::By::kRank);
+  EXPECT_EQ(a.node.by, FaultSpec::Node::By::kWorker);
   EXPECT_EQ(a.node.number, 3);
+  EXPECT_TRUE(a.Names(FaultSpec::Target::kWorker, 3));
+  EXPECT_FALSE(a.Names(FaultSpec::Target::kWorker, 2));
+  EXPECT_FALSE(a.Names(FaultSpec::Target::kServer, 3));
   EXPECT_EQ(a.effect, FaultSpec::Effect::kCompute);
   EXPECT_DOUBLE_EQ(a.value, 3);
   EXPECT_EQ(a.schedule, FaultSpec::Schedule::kAlways);
 
   FaultSpec b = FaultSpec::Parse("worker:*:compute=3x@p=0.1");
   EXPECT_EQ(b.node.by, FaultSpec::Node::By::kAny);
+  EXPECT_TRUE(b.Names(FaultSpec::Target::kWorker, 7));
   EXPECT_EQ(b.schedule, FaultSpec::Schedule::kProbability);
   EXPECT_DOUBLE_EQ(b.probability, 0.1);
 

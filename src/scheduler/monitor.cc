@@ -1,0 +1,115 @@
+#include "scheduler/monitor.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+
+#include "pacer/error.h"
+
+namespace pacer {
+namespace {
+
+straggler::DetectorOptions DetectorOptionsOf(const Config& c) {
+  straggler::DetectorOptions o;
+  o.worker_ratio = c.straggler_ratio;
+  o.compute_ratio = c.compute_ratio;
+  o.transfer_ratio = c.transfer_ratio;
+  o.server_ratio = c.server_ratio;
+  o.predicted_margin = c.predicted_margin;
+  o.window = c.detect_window;
+  return o;
+}
+
+std::string Format(const char* format, ...) __attribute__((format(printf, 1, 2)));
+std::string Format(const char* format, ...) {
+  char line[512];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(line, sizeof(line), format, args);
+  va_end(args);
+  return line;
+}
+
+}  // namespace
+
+Monitor::Monitor(SessionCore& session)
+    : session_(session),
+      detector_(DetectorOptionsOf(session.config())),
+      reported_(session.num_workers(), 0) {
+  const std::string& path = session.config().metrics;
+  if (!path.empty()) {
+    metrics_.open(path, std::ios::out | std::ios::trunc);
+    if (!metrics_) throw Error("--metrics=" + path + ": cannot open the file for writing");
+  }
+  session_.SetReportSink(
+      [this](int rank, const IterationReport& report) { OnReport(rank, report); });
+}
+
+Monitor::~Monitor() { session_.SetReportSink(nullptr); }
+
+void Monitor::OnReport(int rank, const IterationReport& r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int index = rank - 1 - session_.num_servers();
+  if (metrics_.is_open()) {
+    metrics_ << Format(
+        "{\"type\":\"iter\",\"rank\":%d,\"role\":\"worker\",\"index\":%d,\"iter\":%lld,"
+        "\"clock\":%lld,\"t_comp_ms\":%.4f,\"t_push_ms\":%.4f,\"t_pull_ms\":%.4f,"
+        "\"t_wait_ms\":%.4f,\"bytes_out\":%lld,\"bytes_in\":%lld,\"batch\":%lld,"
+        "\"version\":%lld,\"t_start_s\":%.6f}\n",
+        rank, index, static_cast<long long>(r.iteration), static_cast<long long>(r.clock),
+        r.compute_s * 1e3, r.push_s * 1e3, r.pull_s * 1e3, r.wait_s * 1e3,
+        static_cast<long long>(r.bytes_out), static_cast<long long>(r.bytes_in),
+        static_cast<long long>(r.batch), static_cast<long long>(r.version), r.start_s);
+  }
+  detector_.Observe(straggler::WorkerIteration{index, r.iteration, r.compute_s, r.push_s});
+  auto& predictor = predictors_[index];
+  if (!predictor) {
+    straggler::PredictorOptions options;
+    options.window = session_.config().predictor_window;
+    predictor = straggler::MakePredictor(options);
+  }
+  predictor->Observe(r.compute_s + r.push_s);
+  reported_[index] = std::max(reported_[index], r.iteration + 1);
+  const int64_t boundary = *std::min_element(reported_.begin(), reported_.end());
+  if (boundary > boundary_) {
+    boundary_ = boundary;
+    Detect(boundary - 1);
+  }
+}
+
+void Monitor::Detect(int64_t iteration) {
+  std::vector<straggler::Detection> found = detector_.Detect();
+  std::map<int, double> predicted;
+  for (const auto& [index, p] : predictors_) predicted[index] = p->Predict();
+  for (const straggler::Detection& d : detector_.DetectPredicted(predicted)) found.push_back(d);
+  std::set<std::pair<int, straggler::Detection::Kind>> now;
+  for (const straggler::Detection& d : found) {
+    now.insert({d.index, d.kind});
+    if (!flagged_.count({d.index, d.kind})) Decide(iteration, d, "flag");
+  }
+  for (const auto& [index, kind] : flagged_) {
+    if (!now.count({index, kind})) Decide(iteration, {kind, index, 1.0}, "clear");
+  }
+  flagged_ = std::move(now);
+}
+
+void Monitor::Decide(int64_t iteration, const straggler::Detection& d, const char* action) {
+  const bool server = d.kind == straggler::Detection::Kind::kServer;
+  const int rank = server ? 1 + d.index : WorkerRank(d.index);
+  LOG(INFO) << "iteration " << iteration << ": " << action << " " << (server ? "server " : "worker ")
+            << d.index << " (rank " << rank << ") as a " << straggler::KindName(d.kind)
+            << " straggler, " << d.ratio << "x";
+  if (!metrics_.is_open()) return;
+  metrics_ << Format(
+      "{\"type\":\"decision\",\"iter\":%lld,\"t_s\":%.6f,\"policy\":\"detector\","
+      "\"target_rank\":%d,\"target_index\":%d,\"kind\":\"%s\",\"action\":\"%s\","
+      "\"detail\":\"%.3fx the %s\"}\n",
+      static_cast<long long>(iteration), session_.SecondsSinceStart(), rank, d.index,
+      straggler::KindName(d.kind), action, d.ratio,
+      server ? "median server" : "fastest worker");
+  metrics_.flush();
+}
+
+}  // namespace pacer

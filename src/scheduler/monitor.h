@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ps/session_core.h"
+#include "straggler/detector.h"
+#include "straggler/predictor.h"
+
+namespace pacer {
+
+// The scheduler's view of the job: it takes the workers' iteration reports, runs the straggler
+// detector and predictors at every iteration boundary (once every worker has reported the
+// iteration), and writes the metrics log (--metrics): one JSON line per worker iteration and one
+// per detection, when a node is flagged and when it is cleared. Field names are stable: tools and
+// checks read them.
+class Monitor {
+ public:
+  explicit Monitor(SessionCore& session);  // on the scheduler
+  ~Monitor();
+  Monitor(const Monitor&) = delete;
+  Monitor& operator=(const Monitor&) = delete;
+
+ private:
+  void OnReport(int rank, const IterationReport& report);
+  void Detect(int64_t iteration);
+  void Decide(int64_t iteration, const straggler::Detection& d, const char* action);
+  int WorkerRank(int index) const { return 1 + session_.num_servers() + index; }
+
+  SessionCore& session_;
+  std::mutex mu_;
+  std::ofstream metrics_;
+  straggler::Detector detector_;
+  std::map<int, std::unique_ptr<straggler::Predictor>> predictors_;  // by worker index
+  std::vector<int64_t> reported_;  // per worker: iterations reported
+  int64_t boundary_ = 0;           // every worker has reported the iterations before it
+  std::set<std::pair<int, straggler::Detection::Kind>> flagged_;  // (worker index, kind)
+};
+
+}  // namespace pacer

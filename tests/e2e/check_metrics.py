@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Runs the training example with an injected 3x compute straggler and checks the metrics log.
+
+Usage: check_metrics.py MPIRUN TRAIN_EXAMPLE
+
+Checks, from the JSON lines the scheduler wrote:
+- every record has exactly the documented fields, of the right types;
+- every worker has one iteration record per iteration;
+- the injected worker's compute time is 3x the others' (median, within 10%) while slowed;
+- the detector flags it as a compute straggler within 2 iterations of the slowdown, and flags
+  no other worker as a compute or communication straggler.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ITER_FIELDS = {"type": str, "rank": int, "role": str, "index": int, "iter": int, "clock": int,
+               "t_comp_ms": float, "t_push_ms": float, "t_pull_ms": float, "t_wait_ms": float,
+               "bytes_out": int, "bytes_in": int, "batch": int, "version": int,
+               "t_start_s": float}
+DECISION_FIELDS = {"type": str, "iter": int, "t_s": float, "policy": str, "target_rank": int,
+                   "target_index": int, "kind": str, "action": str, "detail": str}
+ITERATIONS, SLOW_FROM, SLOW_WORKER, COMPUTE_MS = 40, 10, 1, 8.0
+
+
+def check_fields(record, fields):
+    if set(record) != set(fields):
+        sys.exit(f"record fields {sorted(record)} differ from {sorted(fields)}: {record}")
+    for name, kind in fields.items():
+        value = record[name]
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) if kind is float \
+            else isinstance(value, kind) and not isinstance(value, bool)
+        if not ok:
+            sys.exit(f"field {name} of {record} is not a {kind.__name__}")
+
+
+def main():
+    mpirun, example = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "metrics.jsonl")
+        # Slow during iterations >= SLOW_FROM (the last 990 of every 1000).
+        command = [mpirun, "--oversubscribe", "-np", "6", example, "--servers", "2",
+                   f"--iterations={ITERATIONS}", f"--compute_ms={COMPUTE_MS}",
+                   f"--inject=worker:{SLOW_WORKER}:compute=3x@period=1000:{1000 - SLOW_FROM}",
+                   f"--metrics={path}", "--min_accuracy=0"]
+        run = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        print(run.stdout[-3000:], run.stderr[-3000:])
+        if run.returncode != 0:
+            sys.exit(f"the job failed with {run.returncode}")
+        with open(path) as f:
+            records = [json.loads(line) for line in f]
+    iters = [r for r in records if r["type"] == "iter"]
+    decisions = [r for r in records if r["type"] == "decision"]
+    for r in iters:
+        check_fields(r, ITER_FIELDS)
+    for r in decisions:
+        check_fields(r, DECISION_FIELDS)
+    for worker in range(3):
+        seen = sorted(r["iter"] for r in iters if r["index"] == worker)
+        if seen != list(range(ITERATIONS)):
+            sys.exit(f"worker {worker} has iteration records {seen}")
+        if any(r["rank"] != worker + 3 for r in iters if r["index"] == worker):
+            sys.exit(f"worker {worker} is not rank {worker + 3} in its records")
+
+    def compute(worker):
+        return statistics.median(r["t_comp_ms"] for r in iters
+                                 if r["index"] == worker and r["iter"] >= SLOW_FROM)
+    others = statistics.median([compute(w) for w in range(3) if w != SLOW_WORKER])
+    ratio = compute(SLOW_WORKER) / others
+    print(f"compute: slowed worker {compute(SLOW_WORKER):.2f} ms, others {others:.2f} ms, "
+          f"ratio {ratio:.3f}")
+    if abs(ratio - 3) > 0.3:
+        sys.exit(f"a 3x compute slowdown measured {ratio:.3f}x")
+
+    flags = [d for d in decisions if d["action"] == "flag" and d["kind"] != "predicted"]
+    hit = [d for d in flags if d["target_index"] == SLOW_WORKER and d["kind"] == "compute"]
+    if not hit or hit[0]["iter"] > SLOW_FROM + 1 or hit[0]["iter"] < SLOW_FROM:
+        sys.exit(f"the straggler was not flagged within 2 iterations of {SLOW_FROM}: {hit}")
+    if hit[0]["target_rank"] != SLOW_WORKER + 3:
+        sys.exit(f"decision names rank {hit[0]['target_rank']}, expected {SLOW_WORKER + 3}")
+    wrong = [d for d in flags if d["target_index"] != SLOW_WORKER]
+    if wrong:
+        sys.exit(f"workers flagged without a slowdown: {wrong}")
+    print(f"flagged worker {SLOW_WORKER} at iteration {hit[0]['iter']}; "
+          f"{len(iters)} iteration records, {len(decisions)} decisions")
+
+
+if __name__ == "__main__":
+    main()
