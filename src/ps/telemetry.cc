@@ -7,9 +7,7 @@ namespace pacer {
 
 static_assert(std::is_trivially_copyable<IterationReport>::value, "sent as bytes");
 
-Buffer EncodeReport(const IterationReport& report) {
-  return Buffer::Copy(&report, sizeof(report));
-}
+Buffer EncodeReport(const IterationReport& report) { return Buffer::Copy(&report, sizeof(report)); }
 
 bool DecodeReport(const Buffer& payload, IterationReport* report, std::string* error) {
   if (payload.size() != sizeof(IterationReport)) {

@@ -98,17 +98,16 @@ void Monitor::Detect(int64_t iteration) {
 void Monitor::Decide(int64_t iteration, const straggler::Detection& d, const char* action) {
   const bool server = d.kind == straggler::Detection::Kind::kServer;
   const int rank = server ? 1 + d.index : WorkerRank(d.index);
-  LOG(INFO) << "iteration " << iteration << ": " << action << " " << (server ? "server " : "worker ")
-            << d.index << " (rank " << rank << ") as a " << straggler::KindName(d.kind)
-            << " straggler, " << d.ratio << "x";
+  LOG(INFO) << "iteration " << iteration << ": " << action << " "
+            << (server ? "server " : "worker ") << d.index << " (rank " << rank << ") as a "
+            << straggler::KindName(d.kind) << " straggler, " << d.ratio << "x";
   if (!metrics_.is_open()) return;
   metrics_ << Format(
       "{\"type\":\"decision\",\"iter\":%lld,\"t_s\":%.6f,\"policy\":\"detector\","
       "\"target_rank\":%d,\"target_index\":%d,\"kind\":\"%s\",\"action\":\"%s\","
       "\"detail\":\"%.3fx the %s\"}\n",
       static_cast<long long>(iteration), session_.SecondsSinceStart(), rank, d.index,
-      straggler::KindName(d.kind), action, d.ratio,
-      server ? "median server" : "fastest worker");
+      straggler::KindName(d.kind), action, d.ratio, server ? "median server" : "fastest worker");
   metrics_.flush();
 }
 
