@@ -10,7 +10,7 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libgoogle-glog-dev libgflags-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  dataset-fashion-mnist zlib1g-dev
+  dataset-fashion-mnist zlib1g-dev python3-matplotlib
 )
 
 missing=()

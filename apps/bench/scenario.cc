@@ -30,7 +30,8 @@
 #include "scenario_presets.h"
 #include "softmax_regression.h"
 
-DEFINE_string(scenario, "S6", "S1..S6 (STRAGGLERS.md section 9); S3 and S4 are not carried out yet");
+DEFINE_string(scenario, "S6",
+              "S1..S6 (STRAGGLERS.md section 9); S3 and S4 are not carried out yet");
 DEFINE_string(policy, "bsp", "bsp, asp, ssp:S, backup:B, dynsgd, consgd");
 DEFINE_int32(iters, 100, "iterations (clocks) to train");
 DEFINE_double(target_acc, 0.8, "test accuracy whose first time is reported");
@@ -104,19 +105,14 @@ WorkerLog Train(pacer::Session& session, double* accuracy, double* time_to_targe
     log.bytes += static_cast<double>(s.bytes_out + s.bytes_in);
     if (evaluator && *time_to_target < 0 && (i + 1) % FLAGS_eval_every == 0 &&
         model.Accuracy(eval, w.data(), b.data()) >= FLAGS_target_acc) {
-      *time_to_target = std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                            .count();
+      *time_to_target =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
   }
-  // Asynchronous modes leave workers with different parameters: once all are done, a zero
-  // gradient fetches the final ones.
+  // Asynchronous modes leave workers with different parameters: once all are done, fetch the
+  // final ones.
   session.Barrier(pacer::kWorkerGroup);
-  std::fill(gw.begin(), gw.end(), 0.f);
-  std::fill(gb.begin(), gb.end(), 0.f);
-  sync.BeginIteration(0);
-  sync.PushPull("weights", gw.data(), w.data());
-  sync.PushPull("biases", gb.data(), b.data());
-  sync.EndIteration();
+  sync.Fetch();
   if (evaluator) *accuracy = model.Accuracy(test, w.data(), b.data());
   return log;
 }
@@ -131,22 +127,21 @@ void Summarize(pacer::Session& session, const WorkerLog& mine, MPI_Comm workers,
   std::vector<int> offsets(n, 0);
   for (int i = 1; i < n; ++i) offsets[i] = offsets[i - 1] + counts[i - 1];
   std::vector<double> all(offsets.back() + counts.back());
-  MPI_Gatherv(mine.iteration_s.data(), count, MPI_DOUBLE, all.data(), counts.data(),
-              offsets.data(), MPI_DOUBLE, 0, workers);
+  MPI_Gatherv(mine.iteration_s.data(), count, MPI_DOUBLE, all.data(), counts.data(), offsets.data(),
+              MPI_DOUBLE, 0, workers);
   double totals[3] = {mine.blocked_s, mine.total_s, mine.bytes}, sums[3];
   MPI_Reduce(totals, sums, 3, MPI_DOUBLE, MPI_SUM, 0, workers);
   if (session.role_index() != 0) return;
   const double wall = mine.total_s;
   char json[1024];
-  std::snprintf(
-      json, sizeof(json),
-      "{\"scenario\":\"%s\",\"policy\":\"%s\",\"workers\":%d,\"servers\":%d,\"iters\":%d,"
-      "\"iter_p50_ms\":%.3f,\"iter_p99_ms\":%.3f,\"blocked_frac\":%.4f,\"accuracy\":%.4f,"
-      "\"time_to_target_s\":%s,\"bytes\":%.0f,\"worker_seconds\":%.3f}",
-      FLAGS_scenario.c_str(), FLAGS_policy.c_str(), n, session.num_servers(), FLAGS_iters,
-      Percentile(all, 0.5) * 1e3, Percentile(all, 0.99) * 1e3, sums[0] / sums[1], accuracy,
-      time_to_target < 0 ? "null" : std::to_string(time_to_target).c_str(), sums[2],
-      n * (time_to_target < 0 ? wall : time_to_target));
+  std::snprintf(json, sizeof(json),
+                "{\"scenario\":\"%s\",\"policy\":\"%s\",\"workers\":%d,\"servers\":%d,\"iters\":%d,"
+                "\"iter_p50_ms\":%.3f,\"iter_p99_ms\":%.3f,\"blocked_frac\":%.4f,\"accuracy\":%.4f,"
+                "\"time_to_target_s\":%s,\"bytes\":%.0f,\"worker_seconds\":%.3f}",
+                FLAGS_scenario.c_str(), FLAGS_policy.c_str(), n, session.num_servers(), FLAGS_iters,
+                Percentile(all, 0.5) * 1e3, Percentile(all, 0.99) * 1e3, sums[0] / sums[1],
+                accuracy, time_to_target < 0 ? "null" : std::to_string(time_to_target).c_str(),
+                sums[2], n * (time_to_target < 0 ? wall : time_to_target));
   std::printf(
       "scenario %s, policy %s: %d workers, %d servers, %d iterations\n"
       "  iteration p50 %.2f ms, p99 %.2f ms; blocked %.1f%% of the time\n"
@@ -169,8 +164,7 @@ int Run(int argc, char** argv) {
   }
   pacer::Session session(config);
   MPI_Comm workers;
-  MPI_Comm_split(MPI_COMM_WORLD, session.is_worker() ? 0 : MPI_UNDEFINED, session.rank(),
-                 &workers);
+  MPI_Comm_split(MPI_COMM_WORLD, session.is_worker() ? 0 : MPI_UNDEFINED, session.rank(), &workers);
   if (session.is_server()) {
     pacer::ParameterServer server(session);
     session.Finalize();

@@ -19,7 +19,8 @@ std::vector<uint8_t> ReadGzip(const std::string& path) {
   std::vector<uint8_t> data;
   uint8_t chunk[1 << 16];
   int n;
-  while ((n = gzread(file.get(), chunk, sizeof(chunk))) > 0) data.insert(data.end(), chunk, chunk + n);
+  while ((n = gzread(file.get(), chunk, sizeof(chunk))) > 0)
+    data.insert(data.end(), chunk, chunk + n);
   if (n < 0) throw std::runtime_error(path + ": not a readable gzip file");
   return data;
 }

@@ -53,6 +53,11 @@ class GradientSync {
   // Sends worker 0's values to the servers and every worker's tensors; called by the first
   // BeginIteration if not before.
   void Broadcast();
+  // Pulls every registered tensor's current parameters into its registered buffer (between
+  // iterations; for instance to evaluate the model once every worker is done, as workers of an
+  // asynchronous mode end with different views). Under BSP and backup it waits, like a pull for
+  // the next iteration, until the current clock is complete.
+  void Fetch();
 
   // Pushes `grad` (the tensor's count floats) and receives the updated parameters into `param`
   // (count floats, usually the registered ones) when the rule lets the next iteration start.

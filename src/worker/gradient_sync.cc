@@ -43,6 +43,7 @@ class GradientSync::Impl {
   }
 
   void Broadcast();
+  void Fetch();
   int PushPull(const std::string& name, const float* grad, float* param, int priority);
   void Wait(int handle);
   void WaitAll() {
@@ -98,6 +99,7 @@ class GradientSync::Impl {
   void FinishPull(int u);
   void WaitUnit(int u);
   void InjectComputeSlowdown();
+  void PullEverything(detail::Operation op, int64_t clock, const char* what);
   void Report(const IterationStats& stats);
 
   Session& session_;
@@ -265,7 +267,6 @@ void GradientSync::Impl::Broadcast() {
   units_.assign(n, UnitState());
   keys_.resize(n);
   pushed_.assign(layout_.tensors().size(), false);
-  const bool first = session_.role_index() == 0;
   for (size_t u = 0; u < n; ++u) {
     keys_[u] = layout_.units()[u].key;
     UnitState& s = units_[u];
@@ -273,26 +274,47 @@ void GradientSync::Impl::Broadcast() {
     s.send_stage.resize(layout_unit.count);
     s.receive_stage.resize(layout_unit.count);
     s.member_params.assign(layout_unit.members.size(), nullptr);
-    for (size_t m = 0; m < layout_unit.members.size(); ++m) {
-      const TensorLayout::Member& member = layout_unit.members[m];
+    for (const TensorLayout::Member& member : layout_unit.members) {
       const float* param = registered_[member.tensor] + member.tensor_offset;
       std::memcpy(s.send_stage.data() + member.unit_offset, param, member.count * sizeof(float));
+    }
+  }
+  // Worker 0's values become the servers' first; every worker (worker 0 too) receives them.
+  PullEverything(
+      session_.role_index() == 0 ? detail::Operation::kPushPull : detail::Operation::kPull, 0,
+      "broadcast of the initial parameters");
+  broadcast_done_ = true;
+}
+
+void GradientSync::Impl::Fetch() {
+  if (in_iteration_) throw Error(StrCat("Fetch inside iteration ", clock_));
+  Broadcast();
+  PullEverything(detail::Operation::kPull, clock_, "fetching the parameters");
+}
+
+// One request per key into the staging buffers, then each member's values into its registered
+// tensor. Throws Error naming `what` if any request failed.
+void GradientSync::Impl::PullEverything(detail::Operation op, int64_t clock, const char* what) {
+  const bool init = op == detail::Operation::kPushPull;
+  for (size_t u = 0; u < units_.size(); ++u) {
+    UnitState& s = units_[u];
+    const TensorLayout::Unit& layout_unit = unit(static_cast<int>(u));
+    for (size_t m = 0; m < layout_unit.members.size(); ++m) {
+      const TensorLayout::Member& member = layout_unit.members[m];
       s.member_params[m] = registered_[member.tensor] + member.tensor_offset;
     }
     s.send = s.send_stage.data();
     s.receive = s.receive_stage.data();
-    s.pull_ts =
-        Send(static_cast<int>(u), first ? detail::Operation::kPushPull : detail::Operation::kPull,
-             0, first, false);
+    s.error.clear();
+    s.pull_ts = Send(static_cast<int>(u), op, clock, init, false);
     s.pulling = true;
   }
   std::string error;
-  for (size_t u = 0; u < n; ++u) {
-    FinishPull(static_cast<int>(u));  // staged: copies each member's values into its tensor
+  for (size_t u = 0; u < units_.size(); ++u) {
+    FinishPull(static_cast<int>(u));
     if (error.empty()) error = units_[u].error;
   }
-  if (!error.empty()) throw Error("broadcast of the initial parameters failed: " + error);
-  broadcast_done_ = true;
+  if (!error.empty()) throw Error(StrCat(what, " failed: ", error));
 }
 
 // --inject=worker:N:compute=Mx: the compute so far (begin to the first PushPull) takes M times
@@ -475,6 +497,7 @@ void GradientSync::Register(const std::string& name, float* param, size_t count)
   impl_->Register(name, param, count);
 }
 void GradientSync::Broadcast() { impl_->Broadcast(); }
+void GradientSync::Fetch() { impl_->Fetch(); }
 int GradientSync::PushPull(const std::string& name, const float* grad, float* param, int priority) {
   return impl_->PushPull(name, grad, param, priority);
 }

@@ -142,17 +142,10 @@ void Train(Session& session, const TrainingOptions& o, const WorkerGather& gathe
     }
   }
   if (o.switch_to == "asp") {
-    // Workers finish at different times in ASP: once all are done, a zero gradient fetches what
-    // every worker pushed.
+    // Workers finish at different times in ASP: once all are done, fetch what every worker
+    // pushed.
     session.Barrier(kWorkerGroup);
-    std::fill(gw.begin(), gw.end(), 0.f);
-    std::fill(gb.begin(), gb.end(), 0.f);
-    counter_grad = 0;
-    sync.BeginIteration(0);
-    sync.PushPull("weights", gw.data(), m.w.data());
-    sync.PushPull("biases", gb.data(), m.b.data());
-    sync.PushPull("counter", &counter_grad, &counter);
-    sync.EndIteration();
+    sync.Fetch();
     // counter = -lr (T mean + (I - T) sum) for the switch clock T: T must come out whole.
     const double sum = (std::pow(10.0, workers) - 1) / 9, mean = sum / workers;
     const double t = (-counter / o.lr - o.iterations * sum) / (mean - sum);

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Runs the training example with an injected 3x compute straggler and checks the metrics log.
 
-Usage: check_metrics.py MPIRUN TRAIN_EXAMPLE
+Usage: check_metrics.py MPIRUN TRAIN_EXAMPLE PACER_REPORT
 
 Checks, from the JSON lines the scheduler wrote:
 - every record has exactly the documented fields, of the right types;
 - every worker has one iteration record per iteration;
 - the injected worker's compute time is 3x the others' (median, within 10%) while slowed;
 - the detector flags it as a compute straggler within 2 iterations of the slowdown, and flags
-  no other worker as a compute or communication straggler.
+  no other worker as a compute or communication straggler;
+- pacer-report draws a PNG of the log and its table names the straggler's flags.
 """
 import json
 import os
@@ -38,7 +39,7 @@ def check_fields(record, fields):
 
 
 def main():
-    mpirun, example = sys.argv[1], sys.argv[2]
+    mpirun, example, report = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "metrics.jsonl")
         # Slow during iterations >= SLOW_FROM (the last 990 of every 1000).
@@ -52,6 +53,16 @@ def main():
             sys.exit(f"the job failed with {run.returncode}")
         with open(path) as f:
             records = [json.loads(line) for line in f]
+        picture = os.path.join(tmp, "report.png")
+        drawn = subprocess.run([report, path, "-o", picture], capture_output=True, text=True,
+                               timeout=120)
+        print(drawn.stdout, drawn.stderr)
+        with open(picture, "rb") as f:
+            if drawn.returncode != 0 or f.read(8) != b"\x89PNG\r\n\x1a\n":
+                sys.exit("pacer-report did not draw a PNG")
+        table = [line for line in drawn.stdout.splitlines() if line.startswith("worker ")]
+        if len(table) != 3 or "compute" not in table[SLOW_WORKER]:
+            sys.exit(f"the report's table does not show worker {SLOW_WORKER} flagged: {table}")
     iters = [r for r in records if r["type"] == "iter"]
     decisions = [r for r in records if r["type"] == "decision"]
     for r in iters:

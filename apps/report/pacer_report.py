@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""pacer-report: a picture of a run from its metrics log (--metrics).
+
+Usage: pacer-report METRICS.jsonl -o report.png
+
+Draws each worker's compute and iteration times over the run (a straggler stands out in the
+first: under BSP every worker's iteration takes as long as the slowest's), marks every detection
+where it happened (one line style per kind; clears faint), and prints a per-worker summary table,
+also drawn under the plots. Uses Debian's python3-matplotlib.
+"""
+import argparse
+import collections
+import json
+import statistics
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def load(path):
+    iters, decisions = collections.defaultdict(list), []
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as e:
+                sys.exit(f"{path}:{number}: not JSON ({e})")
+            if record.get("type") == "iter":
+                iters[record["index"]].append(record)
+            elif record.get("type") == "decision":
+                decisions.append(record)
+    if not iters:
+        sys.exit(f"{path}: no iteration records")
+    for records in iters.values():
+        records.sort(key=lambda r: r["iter"])
+    return iters, decisions
+
+
+def iteration_times(records):
+    """(start, milliseconds) of each iteration: the time to the next one's start."""
+    return [(a["t_start_s"], (b["t_start_s"] - a["t_start_s"]) * 1e3)
+            for a, b in zip(records, records[1:])]
+
+
+def summary(iters, decisions):
+    rows = []
+    for index, records in sorted(iters.items()):
+        times = [ms for _, ms in iteration_times(records)] or [0]
+        flags = [d for d in decisions if d["target_index"] == index and d["action"] == "flag"
+                 and d["kind"] != "server"]
+        kinds = sorted({d["kind"] for d in flags})
+        rows.append([f"worker {index} (rank {records[0]['rank']})", f"{len(records)}",
+                     f"{statistics.median(times):.1f}",
+                     f"{statistics.median(r['t_comp_ms'] for r in records):.1f}",
+                     f"{statistics.median(r['t_wait_ms'] for r in records):.1f}",
+                     f"{len(flags)}", ", ".join(kinds) or "-"])
+    return ["node", "iterations", "iteration ms (p50)", "compute ms (p50)", "wait ms (p50)",
+            "flags", "kinds"], rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("metrics")
+    parser.add_argument("-o", "--output", default="report.png")
+    args = parser.parse_args()
+    iters, decisions = load(args.metrics)
+    header, rows = summary(iters, decisions)
+
+    figure, (compute, iteration, table) = plt.subplots(
+        3, 1, figsize=(11, 9.5), sharex=False, gridspec_kw={"height_ratios": [3, 3, 1.4]})
+    colors = {}
+    for index, records in sorted(iters.items()):
+        line, = compute.plot([r["t_start_s"] for r in records], [r["t_comp_ms"] for r in records],
+                             marker=".", linewidth=1, label=f"worker {index}")
+        colors[index] = line.get_color()
+        points = iteration_times(records)
+        iteration.plot([t for t, _ in points], [ms for _, ms in points], marker=".", linewidth=1,
+                       color=colors[index], label=f"worker {index}")
+    # Each kind of detection its own line style; flags solid-ish, clears faint.
+    styles = {"compute": "-", "communication": "--", "compute+communication": "-.",
+              "predicted": ":"}
+    seen = set()
+    for d in decisions:
+        if d["kind"] == "server":
+            continue
+        label = f"{d['action']} worker {d['target_index']}: {d['kind']} (iteration {d['iter']})"
+        key = (d["action"], d["target_index"], d["kind"])
+        for axis in (compute, iteration):
+            axis.axvline(d["t_s"], color=colors.get(d["target_index"], "black"),
+                         linestyle=styles.get(d["kind"], "-"),
+                         alpha=0.9 if d["action"] == "flag" else 0.3,
+                         label=None if key in seen or axis is iteration else label)
+        seen.add(key)
+    compute.set_ylabel("compute time (ms)")
+    compute.set_title(f"{args.metrics}: per-worker times; vertical lines: detections")
+    iteration.set_ylabel("iteration time (ms)")
+    iteration.set_xlabel("time since start (s)")
+    for axis in (compute, iteration):
+        axis.grid(alpha=0.3)
+    compute.legend(fontsize=8, loc="upper left", ncol=2)
+    table.axis("off")
+    drawn = table.table(cellText=rows, colLabels=header, loc="center")
+    drawn.auto_set_font_size(False)
+    drawn.set_fontsize(8)
+    figure.tight_layout()
+    figure.savefig(args.output, dpi=100)
+
+    widths = [max(len(str(c)) for c in column) for column in zip(header, *rows)]
+    for row in [header] + rows:
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()
