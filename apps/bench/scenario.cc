@@ -4,7 +4,8 @@
 //   mpirun -np 7 build/bin/pacer-scenario --servers 2 --scenario=S1 --policy=backup:1
 //          --compute-ms=20 --iters=60 --json=s1-backup.json
 //
-// Each iteration a worker sleeps --compute-ms (the compute of a larger model), then computes and
+// S3 caps links (--link-mb-s), S4 slows server 0 from 2 s to 5 s. Each iteration a worker sleeps
+// --compute-ms (the compute of a larger model), then computes and
 // pushes its minibatch's gradient. Worker 0 measures test accuracy every --eval-every iterations.
 // The summary gives iteration time percentiles over every worker's iterations, the fraction of
 // time blocked in synchronization, final accuracy, time to --target-acc, bytes moved and
@@ -30,8 +31,8 @@
 #include "scenario_presets.h"
 #include "softmax_regression.h"
 
-DEFINE_string(scenario, "S6",
-              "S1..S6 (STRAGGLERS.md section 9); S3 and S4 are not carried out yet");
+DEFINE_string(scenario, "S6", "S1..S6 (STRAGGLERS.md section 9)");
+DEFINE_double(link_mb_s, 10, "S3: every worker's link bandwidth in MB/s (worker 0's is a third)");
 DEFINE_string(policy, "bsp", "bsp, asp, ssp:S, backup:B, dynsgd, consgd");
 DEFINE_int32(iters, 100, "iterations (clocks) to train");
 DEFINE_double(target_acc, 0.8, "test accuracy whose first time is reported");
@@ -157,9 +158,13 @@ void Summarize(pacer::Session& session, const WorkerLog& mine, MPI_Comm workers,
 int Run(int argc, char** argv) {
   UnderscoreFlagNames(argc, argv);
   pacer::Config config = pacer::Config::ParseCommandLine(&argc, &argv);
+  int provided = 0, size = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);  // the presets need the size
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
   config.sync = pacer::bench::PolicySync(FLAGS_policy);
   config.optimizer = "sgd:lr=" + std::to_string(FLAGS_lr);
-  for (const std::string& spec : pacer::bench::ScenarioInjects(FLAGS_scenario)) {
+  for (const std::string& spec : pacer::bench::ScenarioInjects(
+           FLAGS_scenario, size - 1 - config.servers, FLAGS_link_mb_s * 1e6)) {
     config.inject.push_back(spec);
   }
   pacer::Session session(config);
@@ -177,6 +182,7 @@ int Run(int argc, char** argv) {
   } else {
     session.Finalize();
   }
+  MPI_Finalize();  // this program initialized MPI, so the session leaves it
   return 0;
 }
 

@@ -8,16 +8,23 @@
 namespace pacer {
 namespace bench {
 
-std::vector<std::string> ScenarioInjects(const std::string& scenario) {
+std::vector<std::string> ScenarioInjects(const std::string& scenario, int workers,
+                                         double link_bytes_per_s) {
   if (scenario == "S1") return {"worker:0:compute=3x"};
   if (scenario == "S2") return {"worker:*:compute=3x@p=0.1"};
+  if (scenario == "S3") {
+    std::vector<std::string> specs;
+    for (int w = 0; w < workers; ++w) {
+      const double rate = w == 0 ? link_bytes_per_s / 3 : link_bytes_per_s;
+      const std::string bw = ":bw=" + std::to_string(static_cast<long long>(rate)) + "B/s";
+      specs.push_back("link:w" + std::to_string(w) + "->*" + bw);
+      specs.push_back("link:*->w" + std::to_string(w) + bw);
+    }
+    return specs;
+  }
+  if (scenario == "S4") return {"server:0:service=3x@window=2s:3s"};
   if (scenario == "S5") return {"worker:0:compute=3x@period=200:50"};
   if (scenario == "S6") return {};
-  if (scenario == "S3" || scenario == "S4") {
-    throw std::invalid_argument("--scenario=" + scenario +
-                                ": its faults (link bandwidth, server service rate) are not "
-                                "carried out yet; S1, S2, S5 and S6 are");
-  }
   throw std::invalid_argument("--scenario=" + scenario + ": expected S1 to S6");
 }
 

@@ -3,11 +3,13 @@
 #include <glog/logging.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <sstream>
 #include <thread>
 
 #include "pacer/error.h"
 #include "ps/transport/mpi_transport.h"
+#include "ps/transport/shaped_transport.h"
 #include "ps/transport/ucx_transport.h"
 
 namespace pacer {
@@ -124,6 +126,13 @@ SessionCore::SessionCore(const Config& config, std::unique_ptr<Transport> transp
     } catch (const std::invalid_argument& e) {
       throw Error(e.what());
     }
+  }
+  const bool shaped_links = std::any_of(faults_.begin(), faults_.end(), [](const auto& f) {
+    return f.target == straggler::FaultSpec::Target::kLink;
+  });
+  if (shaped_links) {
+    transport_ = std::make_unique<ShapedTransport>(std::move(transport_), faults_, config_.servers,
+                                                   static_cast<uint64_t>(config_.inject_seed));
   }
   if (rank_ == 0 && (!faults_.empty() || !config_.metrics.empty())) {
     // Specs name nodes by role index, metrics by rank too: say how they match.

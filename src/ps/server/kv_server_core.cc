@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -75,7 +76,8 @@ class KVServerCore::Impl {
     std::mutex mu;
     std::condition_variable ready;
     std::deque<Task> queue;
-    bool busy = false;  // a task of this shard is running (on its thread or inline)
+    bool busy = false;            // a task of this shard is running (on its thread or inline)
+    double seconds_per_byte = 0;  // measured service time, a moving mean (used by the runner)
     bool stopping = false;
   };
 
@@ -258,6 +260,14 @@ class KVServerCore::Impl {
   }
 
   void Run(const Task& task) {
+    Shard& shard = *shards_[task.meta.shard];
+    const size_t bytes = std::max<size_t>(1, task.data.keys.size() + task.data.values.size());
+    const double multiplier = ServiceMultiplier();
+    if (multiplier > 1 && shard.seconds_per_byte > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(
+          (multiplier - 1) * shard.seconds_per_byte * static_cast<double>(bytes)));
+    }
+    const auto start = std::chrono::steady_clock::now();
     try {
       if (task.sync_switch) {
         switch_handler_(task.meta, *task.sync_switch);
@@ -267,6 +277,29 @@ class KVServerCore::Impl {
     } catch (const std::exception& e) {
       task.meta.response->AddPart(task.meta.part, {}, {}, {}, e.what());
     }
+    const double per_byte =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+        static_cast<double>(bytes);
+    shard.seconds_per_byte =
+        shard.seconds_per_byte > 0
+            ? shard.seconds_per_byte + 0.1 * (per_byte - shard.seconds_per_byte)
+            : per_byte;
+  }
+
+  // --inject=server:N:service=Mx: requests wait (M-1) times their expected service time (this
+  // shard's measured time per byte, times their bytes) before they are handled.
+  double ServiceMultiplier() const {
+    double multiplier = 1;
+    const int me = session_.rank() - 1;
+    for (const straggler::FaultSpec& f : session_.faults()) {
+      if (f.effect == straggler::FaultSpec::Effect::kService &&
+          f.Names(straggler::FaultSpec::Target::kServer, me) &&
+          f.ActiveAt(0, session_.SecondsSinceStart(), me,
+                     static_cast<uint64_t>(session_.config().inject_seed))) {
+        multiplier *= f.value;
+      }
+    }
+    return multiplier;
   }
 
   void RunShard(int index) {
