@@ -22,7 +22,7 @@ std::vector<std::string> ScenarioInjects(const std::string& scenario, int worker
     }
     return specs;
   }
-  if (scenario == "S4") return {"server:0:service=3x@window=2s:3s"};
+  if (scenario == "S4") return {"server:0:service=3x@window=4s:6s"};
   if (scenario == "S5") return {"worker:0:compute=3x@period=200:50"};
   if (scenario == "S6") return {};
   throw std::invalid_argument("--scenario=" + scenario + ": expected S1 to S6");

@@ -61,6 +61,8 @@ struct Config {
   int detect_window = 3;
   // --predictor_window: the span of the predictor's moving mean.
   int predictor_window = 10;
+  // --server_report_ms: how often servers report their service to the scheduler.
+  int server_report_ms = 100;
 
   // Reads the flags (after ParseCommandLine) and their PACER_ environment twins.
   static Config FromFlags();

@@ -118,6 +118,7 @@ class KVServer {
         auto [it, inserted] = store.try_emplace(req.keys[i]);
         Values& stored = it->second;
         if (inserted) {
+          core_.AddKeys(1);
           stored = NewValues(len);
           std::copy_n(v, len, stored.data);
         } else if (!stored.shared()) {

@@ -98,6 +98,10 @@ DEFINE_int32(predictor_window,
              pacer::EnvInt("PACER_PREDICTOR_WINDOW", pacer::kDefaults.predictor_window),
              "span of the predictor's moving mean");
 
+DEFINE_int32(server_report_ms,
+             pacer::EnvInt("PACER_SERVER_REPORT_MS", pacer::kDefaults.server_report_ms),
+             "how often servers report their service time, bytes and queue to the scheduler");
+
 namespace pacer {
 namespace {
 
@@ -143,6 +147,7 @@ Config Config::FromFlags() {
   c.predicted_margin = FLAGS_predicted_margin;
   c.detect_window = FLAGS_detect_window;
   c.predictor_window = FLAGS_predictor_window;
+  c.server_report_ms = FLAGS_server_report_ms;
   return c;
 }
 

@@ -113,7 +113,8 @@ std::string MetaProblem(const WireHeader& w, const proto::Meta& m, int world_siz
     return StrCat(w.vals_bytes, " bytes of values is not a multiple of value size ",
                   m.value_size());
   }
-  if (w.vals_bytes > 0 && w.keys_bytes == 0 && m.command() != proto::ITERATION_REPORT) {
+  const bool report = m.command() == proto::ITERATION_REPORT || m.command() == proto::SERVER_REPORT;
+  if (w.vals_bytes > 0 && w.keys_bytes == 0 && !report) {
     return StrCat(w.vals_bytes, " bytes of values without keys");
   }
   if (w.keys_bytes > (uint64_t{1} << 40) || w.vals_bytes > (uint64_t{1} << 40)) {

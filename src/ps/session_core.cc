@@ -262,6 +262,7 @@ void SessionCore::Dispatch(Message&& msg) {
       HandleBarrierRequest(msg);
       return;
     case proto::ITERATION_REPORT:
+    case proto::SERVER_REPORT:
       HandleReport(msg);
       return;
     case proto::BARRIER_RELEASE: {
@@ -300,30 +301,59 @@ void SessionCore::Dispatch(Message&& msg) {
   }
 }
 
-void SessionCore::Report(const IterationReport& report) {
+namespace {
+
+template <typename Report>
+Message ReportMessage(proto::Command command, int sender, const Report& report) {
   Message msg;
-  msg.meta.set_command(proto::ITERATION_REPORT);
-  msg.meta.set_value_size(sizeof(double));  // the report is 8-byte fields
-  msg.meta.set_sender(rank());
+  msg.meta.set_command(command);
+  msg.meta.set_sender(sender);
+  msg.meta.set_value_size(sizeof(double));  // reports are 8-byte fields
   msg.vals.push_back(EncodeReport(report));
-  SendOrLog(0, msg);
+  return msg;
 }
 
-void SessionCore::SetReportSink(ReportSink sink) {
+}  // namespace
+
+void SessionCore::Report(const IterationReport& report) {
+  std::lock_guard<std::mutex> lock(report_mu_);
+  if (!transport_stopped_) SendOrLog(0, ReportMessage(proto::ITERATION_REPORT, rank(), report));
+}
+
+// Servers report from a thread of their own, which may outlive the transport: the lock keeps the
+// transport from stopping during a send.
+void SessionCore::Report(const ServerReport& report) {
+  std::lock_guard<std::mutex> lock(report_mu_);
+  if (!transport_stopped_) SendOrLog(0, ReportMessage(proto::SERVER_REPORT, rank(), report));
+}
+
+void SessionCore::SetReportSinks(ReportSink workers, ServerReportSink servers) {
   std::lock_guard<std::mutex> lock(sinks_mu_);
-  report_sink_ = std::move(sink);
+  report_sink_ = std::move(workers);
+  server_report_sink_ = std::move(servers);
 }
 
 void SessionCore::HandleReport(const Message& msg) {
   const int sender = msg.meta.sender();
-  IterationReport report;
+  const bool from_worker = msg.meta.command() == proto::ITERATION_REPORT;
   std::string error;
-  if (role_ != Role::kScheduler || RoleOf(sender) != Role::kWorker) {
-    error = "an iteration report goes from a worker to the scheduler";
-  } else if (DecodeReport(msg.vals_buffer(), &report, &error)) {
-    std::lock_guard<std::mutex> lock(sinks_mu_);
-    if (report_sink_) report_sink_(sender, report);
-    return;
+  if (role_ != Role::kScheduler ||
+      RoleOf(sender) != (from_worker ? Role::kWorker : Role::kServer)) {
+    error = "reports go from workers and servers to the scheduler";
+  } else if (from_worker) {
+    IterationReport report;
+    if (DecodeReport(msg.vals_buffer(), &report, &error)) {
+      std::lock_guard<std::mutex> lock(sinks_mu_);
+      if (report_sink_) report_sink_(sender, report);
+      return;
+    }
+  } else {
+    ServerReport report;
+    if (DecodeReport(msg.vals_buffer(), &report, &error)) {
+      std::lock_guard<std::mutex> lock(sinks_mu_);
+      if (server_report_sink_) server_report_sink_(sender, report);
+      return;
+    }
   }
   LOG(WARNING) << "rank " << rank() << " dropped a report from rank " << sender << ": " << error;
 }
@@ -399,6 +429,10 @@ void SessionCore::Finalize() {
   finalized_ = true;
   // Servers and the scheduler wait here for as long as the workers train: no deadline.
   Barrier(kAllNodes, std::nullopt);
+  {
+    std::lock_guard<std::mutex> lock(report_mu_);
+    transport_stopped_ = true;
+  }
   transport_->Stop();
   transport_.reset();
   if (finalize_mpi_) MPI_Finalize();

@@ -65,11 +65,13 @@ class SessionCore {
   int AttachClient(Sink sink, Placer placer = nullptr);
   void DetachClient(int client_id);
 
-  // Workers: sends an iteration report to the scheduler (asynchronously; a failure is logged).
+  // Workers and servers: sends a report to the scheduler (asynchronously; a failure is logged).
   void Report(const IterationReport& report);
+  void Report(const ServerReport& report);
   // The scheduler: where reports go, with the sender's rank (on the transport's thread).
   using ReportSink = std::function<void(int rank, const IterationReport&)>;
-  void SetReportSink(ReportSink sink);
+  using ServerReportSink = std::function<void(int rank, const ServerReport&)>;
+  void SetReportSinks(ReportSink workers, ServerReportSink servers);
 
   // Replies to `request` with an error naming this rank; logs it too.
   void RejectRequest(const proto::Meta& request, const std::string& error);
@@ -99,9 +101,12 @@ class SessionCore {
   Role role_;
   bool finalize_mpi_;
   bool finalized_ = false;
+  std::mutex report_mu_;
+  bool transport_stopped_ = false;  // reports are dropped from then on
 
   std::mutex sinks_mu_;
   ReportSink report_sink_;
+  ServerReportSink server_report_sink_;
   std::map<int, Sink> servers_;
   std::map<int, std::vector<Message>> early_requests_;
   std::set<int> detached_servers_;

@@ -6,17 +6,20 @@
 namespace pacer {
 
 static_assert(std::is_trivially_copyable<IterationReport>::value, "sent as bytes");
+static_assert(std::is_trivially_copyable<ServerReport>::value, "sent as bytes");
 
-Buffer EncodeReport(const IterationReport& report) { return Buffer::Copy(&report, sizeof(report)); }
-
-bool DecodeReport(const Buffer& payload, IterationReport* report, std::string* error) {
-  if (payload.size() != sizeof(IterationReport)) {
-    *error = "an iteration report of " + std::to_string(payload.size()) + " bytes, expected " +
-             std::to_string(sizeof(IterationReport));
+template <typename Report>
+bool DecodeReport(const Buffer& payload, Report* report, std::string* error) {
+  if (payload.size() != sizeof(Report)) {
+    *error = "a report of " + std::to_string(payload.size()) + " bytes, expected " +
+             std::to_string(sizeof(Report));
     return false;
   }
-  std::memcpy(report, payload.data(), sizeof(IterationReport));
+  std::memcpy(report, payload.data(), sizeof(Report));
   return true;
 }
+
+template bool DecodeReport(const Buffer&, IterationReport*, std::string*);
+template bool DecodeReport(const Buffer&, ServerReport*, std::string*);
 
 }  // namespace pacer

@@ -23,8 +23,24 @@ struct IterationReport {
   double wait_s = 0;     // blocked in Wait and EndIteration
 };
 
-Buffer EncodeReport(const IterationReport& report);
-// False (with the reason) when `payload` is not a report.
-bool DecodeReport(const Buffer& payload, IterationReport* report, std::string* error);
+// What a server reports to the scheduler every --server_report_ms: its service over the interval.
+struct ServerReport {
+  double t_s = 0;        // end of the interval, since the server's session began
+  double service_s = 0;  // time spent handling requests
+  int64_t requests = 0;
+  int64_t bytes_in = 0;   // keys and values received
+  int64_t bytes_out = 0;  // values sent back
+  int64_t queue = 0;      // requests waiting in the shards' queues at the end
+  int64_t keys = 0;       // distinct keys handled so far
+};
+
+// Reports travel as their bytes (both are 8-byte fields only).
+template <typename Report>
+Buffer EncodeReport(const Report& report) {
+  return Buffer::Copy(&report, sizeof(report));
+}
+// False (with the reason) when `payload` is not a Report.
+template <typename Report>
+bool DecodeReport(const Buffer& payload, Report* report, std::string* error);
 
 }  // namespace pacer

@@ -43,11 +43,30 @@ Monitor::Monitor(SessionCore& session)
     metrics_.open(path, std::ios::out | std::ios::trunc);
     if (!metrics_) throw Error("--metrics=" + path + ": cannot open the file for writing");
   }
-  session_.SetReportSink(
-      [this](int rank, const IterationReport& report) { OnReport(rank, report); });
+  session_.SetReportSinks(
+      [this](int rank, const IterationReport& report) { OnReport(rank, report); },
+      [this](int rank, const ServerReport& report) { OnServerReport(rank, report); });
 }
 
-Monitor::~Monitor() { session_.SetReportSink(nullptr); }
+Monitor::~Monitor() { session_.SetReportSinks(nullptr, nullptr); }
+
+void Monitor::OnServerReport(int rank, const ServerReport& r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int index = rank - 1;
+  const int64_t bytes = r.bytes_in + r.bytes_out;
+  const double us_per_mb = bytes > 0 ? r.service_s * 1e6 / (static_cast<double>(bytes) / 1e6) : 0;
+  if (metrics_.is_open()) {
+    metrics_ << Format(
+        "{\"type\":\"server\",\"rank\":%d,\"index\":%d,\"t_s\":%.6f,"
+        "\"service_us_per_mb\":%.3f,\"queue\":%lld,\"bytes_in\":%lld,\"bytes_out\":%lld,"
+        "\"keys\":%lld}\n",
+        rank, index, r.t_s, us_per_mb, static_cast<long long>(r.queue),
+        static_cast<long long>(r.bytes_in), static_cast<long long>(r.bytes_out),
+        static_cast<long long>(r.keys));
+  }
+  // An idle interval says nothing about a server's speed.
+  if (bytes > 0) detector_.Observe(straggler::ServerInterval{index, us_per_mb});
+}
 
 void Monitor::OnReport(int rank, const IterationReport& r) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -18,8 +18,9 @@ namespace pacer {
 
 // The scheduler's view of the job: it takes the workers' iteration reports, runs the straggler
 // detector and predictors at every iteration boundary (once every worker has reported the
-// iteration), and writes the metrics log (--metrics): one JSON line per worker iteration and one
-// per detection, when a node is flagged and when it is cleared. Field names are stable: tools and
+// iteration), and writes the metrics log (--metrics): one JSON line per worker iteration, one per
+// server report (every --server_report_ms) and one per detection, when a node is flagged and when
+// it is cleared. Field names are stable: tools and
 // checks read them.
 class Monitor {
  public:
@@ -30,6 +31,7 @@ class Monitor {
 
  private:
   void OnReport(int rank, const IterationReport& report);
+  void OnServerReport(int rank, const ServerReport& report);
   void Detect(int64_t iteration);
   void Decide(int64_t iteration, const straggler::Detection& d, const char* action);
   int WorkerRank(int index) const { return 1 + session_.num_servers() + index; }

@@ -4,7 +4,8 @@
 Usage: check_metrics.py MPIRUN TRAIN_EXAMPLE PACER_REPORT
 
 Checks, from the JSON lines the scheduler wrote:
-- every record has exactly the documented fields, of the right types;
+- every record (worker iterations, server reports, decisions) has exactly the documented
+  fields, of the right types;
 - every worker has one iteration record per iteration;
 - the injected worker's compute time is 3x the others' (median, within 10%) while slowed;
 - the detector flags it as a compute straggler within 2 iterations of the slowdown, and flags
@@ -22,6 +23,8 @@ ITER_FIELDS = {"type": str, "rank": int, "role": str, "index": int, "iter": int,
                "t_comp_ms": float, "t_push_ms": float, "t_pull_ms": float, "t_wait_ms": float,
                "bytes_out": int, "bytes_in": int, "batch": int, "version": int,
                "t_start_s": float}
+SERVER_FIELDS = {"type": str, "rank": int, "index": int, "t_s": float, "service_us_per_mb": float,
+                 "queue": int, "bytes_in": int, "bytes_out": int, "keys": int}
 DECISION_FIELDS = {"type": str, "iter": int, "t_s": float, "policy": str, "target_rank": int,
                    "target_index": int, "kind": str, "action": str, "detail": str}
 ITERATIONS, SLOW_FROM, SLOW_WORKER, COMPUTE_MS = 40, 10, 1, 8.0
@@ -69,6 +72,13 @@ def main():
         check_fields(r, ITER_FIELDS)
     for r in decisions:
         check_fields(r, DECISION_FIELDS)
+    servers = [r for r in records if r["type"] == "server"]
+    for r in servers:
+        check_fields(r, SERVER_FIELDS)
+    if not any(r["bytes_in"] > 0 and r["keys"] >= 1 for r in servers):
+        sys.exit(f"no server reported serving anything: {servers[:4]}")
+    if len(iters) + len(decisions) + len(servers) != len(records):
+        sys.exit("records of an unknown type")
     for worker in range(3):
         seen = sorted(r["iter"] for r in iters if r["index"] == worker)
         if seen != list(range(ITERATIONS)):

@@ -28,7 +28,7 @@ double PushSeconds(const std::vector<std::string>& inject, int megabytes) {
     if (session.is_worker()) {
       KVWorker<float> kv(session);
       std::vector<float> values(1 << 18, 1.f);  // 1 MiB
-      kv.Wait(kv.Push({7}, values));             // warm up the path
+      kv.Wait(kv.Push({7}, values));            // warm up the path
       const auto start = Clock::now();
       std::vector<int> pending;
       for (int i = 0; i < megabytes; ++i) pending.push_back(kv.Push({7}, values));

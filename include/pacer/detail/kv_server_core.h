@@ -93,6 +93,8 @@ class KVServerCore {
   // A recycled buffer of `bytes` bytes (for stored values: fresh allocations would cost a page
   // fault per 4 KiB on every copy-on-write).
   Buffer Allocate(size_t bytes, uint8_t** writable);
+  // Tells the scheduler's telemetry that the handler now holds `keys` more keys.
+  void AddKeys(int64_t keys);
   // Answers one part of a request (exactly once per handler call). `values` is a gather list
   // (for instance one buffer per key, straight from the store): it is sent without copying, so
   // its buffers must not change until their owners are released.

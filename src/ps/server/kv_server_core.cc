@@ -15,6 +15,7 @@
 #include "ps/gather.h"
 #include "ps/request_validation.h"
 #include "ps/server/pending_response.h"
+#include "ps/server/service_reporter.h"
 #include "ps/session_core.h"
 #include "ps/str_cat.h"
 
@@ -62,6 +63,16 @@ class KVServerCore::Impl {
 
   void SetSwitchHandler(SwitchHandler handler) { switch_handler_ = std::move(handler); }
   int num_shards() const { return static_cast<int>(shards_.size()); }
+  ServiceReporter& reporter() { return reporter_; }
+
+  int64_t Queued() {
+    int64_t queued = 0;
+    for (auto& shard : shards_) {
+      std::lock_guard<std::mutex> lock(shard->mu);
+      queued += static_cast<int64_t>(shard->queue.size());
+    }
+    return queued;
+  }
   SessionCore& session() { return session_; }
   BufferPool& pool() { return pool_; }
 
@@ -277,9 +288,10 @@ class KVServerCore::Impl {
     } catch (const std::exception& e) {
       task.meta.response->AddPart(task.meta.part, {}, {}, {}, e.what());
     }
-    const double per_byte =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
-        static_cast<double>(bytes);
+    const double service_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    reporter_.RecordRequest(service_s, static_cast<int64_t>(bytes));
+    const double per_byte = service_s / static_cast<double>(bytes);
     shard.seconds_per_byte =
         shard.seconds_per_byte > 0
             ? shard.seconds_per_byte + 0.1 * (per_byte - shard.seconds_per_byte)
@@ -327,6 +339,7 @@ class KVServerCore::Impl {
   SwitchHandler switch_handler_;
   std::vector<std::unique_ptr<Shard>> shards_;
   BufferPool pool_;  // for stored values and the values of requests split over shards
+  ServiceReporter reporter_{session_, [this] { return Queued(); }};
   bool started_ = false;
 };
 
@@ -362,8 +375,13 @@ Buffer KVServerCore::Allocate(size_t bytes, uint8_t** writable) {
   return impl_->pool().Allocate(bytes, writable);
 }
 
+void KVServerCore::AddKeys(int64_t keys) { impl_->reporter().AddKeys(keys); }
+
 void KVServerCore::Respond(const RequestMeta& meta, Buffer keys, std::vector<Buffer> values,
                            Buffer lens, const ResponseStamp& stamp) {
+  int64_t bytes = 0;
+  for (const Buffer& v : values) bytes += static_cast<int64_t>(v.size());
+  impl_->reporter().RecordResponse(bytes);
   meta.response->AddPart(meta.part, std::move(keys), std::move(values), std::move(lens), "", stamp);
 }
 

@@ -66,6 +66,7 @@ class ParameterServer::Impl {
           engine.Init(keys[i], worker, gradients[i].values.as<float>(),
                       gradients[i].values.size() / sizeof(float));
         }
+        core_.AddKeys(static_cast<int64_t>(n));
       } else {
         for (size_t i = 0; i < n; ++i) engine.Check(keys[i], gradients[i]);
         for (size_t i = 0; i < n; ++i) engine.Push(keys[i], gradients[i]);

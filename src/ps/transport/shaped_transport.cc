@@ -61,8 +61,8 @@ void ShapedTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vecto
       link_free_[dst] = std::max(link_free_[dst], now) + occupied;
       release = std::max(release, link_free_[dst]);
     } else if (f.effect == FaultSpec::Effect::kDelay) {
-      release += std::chrono::duration_cast<Clock::duration>(
-          std::chrono::duration<double>(f.value));
+      release +=
+          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(f.value));
     }
   }
   release = std::max(release, last_release_[dst]);  // in order per destination

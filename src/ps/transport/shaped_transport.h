@@ -61,7 +61,7 @@ class ShapedTransport : public Transport {
   std::mutex mu_;
   std::condition_variable changed_;
   std::priority_queue<Held, std::vector<Held>, std::greater<Held>> held_;
-  std::vector<Clock::time_point> link_free_;  // per destination: when a capped link is free
+  std::vector<Clock::time_point> link_free_;     // per destination: when a capped link is free
   std::vector<Clock::time_point> last_release_;  // per destination: keeps messages in order
   uint64_t sequence_ = 0;
   bool stopping_ = false;

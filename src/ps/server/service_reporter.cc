@@ -1,0 +1,39 @@
+#include "ps/server/service_reporter.h"
+
+#include <chrono>
+
+#include "ps/session_core.h"
+
+namespace pacer {
+
+ServiceReporter::ServiceReporter(SessionCore& session, std::function<int64_t()> queued)
+    : session_(session), queued_(std::move(queued)) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+ServiceReporter::~ServiceReporter() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  stop_.notify_all();
+  thread_.join();
+}
+
+void ServiceReporter::Loop() {
+  const auto interval = std::chrono::milliseconds(std::max(1, session_.config().server_report_ms));
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_.wait_for(lock, interval, [&] { return stopping_; })) {
+    ServerReport r;
+    r.t_s = session_.SecondsSinceStart();
+    r.service_s = static_cast<double>(service_ns_.exchange(0, std::memory_order_relaxed)) * 1e-9;
+    r.requests = requests_.exchange(0, std::memory_order_relaxed);
+    r.bytes_in = bytes_in_.exchange(0, std::memory_order_relaxed);
+    r.bytes_out = bytes_out_.exchange(0, std::memory_order_relaxed);
+    r.queue = queued_();
+    r.keys = keys_.load(std::memory_order_relaxed);
+    session_.Report(r);
+  }
+}
+
+}  // namespace pacer

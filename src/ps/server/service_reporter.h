@@ -1,0 +1,47 @@
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace pacer {
+
+class SessionCore;
+
+// Counts one server's service (time handling requests, bytes, keys) and reports it to the
+// scheduler every --server_report_ms from a thread of its own, off the request path: recording is
+// a few relaxed atomic additions.
+class ServiceReporter {
+ public:
+  // `queued`: how many requests wait in the shards' queues now.
+  ServiceReporter(SessionCore& session, std::function<int64_t()> queued);
+  ~ServiceReporter();
+  ServiceReporter(const ServiceReporter&) = delete;
+  ServiceReporter& operator=(const ServiceReporter&) = delete;
+
+  void RecordRequest(double service_s, int64_t bytes_in) {
+    service_ns_.fetch_add(static_cast<int64_t>(service_s * 1e9), std::memory_order_relaxed);
+    bytes_in_.fetch_add(bytes_in, std::memory_order_relaxed);
+    requests_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void RecordResponse(int64_t bytes_out) {
+    bytes_out_.fetch_add(bytes_out, std::memory_order_relaxed);
+  }
+  void AddKeys(int64_t keys) { keys_.fetch_add(keys, std::memory_order_relaxed); }
+
+ private:
+  void Loop();
+
+  SessionCore& session_;
+  std::function<int64_t()> queued_;
+  std::atomic<int64_t> service_ns_{0}, bytes_in_{0}, bytes_out_{0}, requests_{0}, keys_{0};
+  std::mutex mu_;
+  std::condition_variable stop_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace pacer
