@@ -28,7 +28,7 @@ struct ServerReport {
   double t_s = 0;        // end of the interval, since the server's session began
   double service_s = 0;  // time spent handling requests
   int64_t requests = 0;
-  int64_t bytes_in = 0;   // keys and values received
+  int64_t bytes_in = 0;   // work received: keys and values, at least 64 KiB per request
   int64_t bytes_out = 0;  // values sent back
   int64_t queue = 0;      // requests waiting in the shards' queues at the end
   int64_t keys = 0;       // distinct keys handled so far

@@ -53,7 +53,8 @@ Monitor::~Monitor() { session_.SetReportSinks(nullptr, nullptr); }
 void Monitor::OnServerReport(int rank, const ServerReport& r) {
   std::lock_guard<std::mutex> lock(mu_);
   const int index = rank - 1;
-  const int64_t bytes = r.bytes_in + r.bytes_out;
+  // Per MB of work received (each request counts at least 64 KiB, see ServiceReporter).
+  const int64_t bytes = r.bytes_in;
   const double us_per_mb = bytes > 0 ? r.service_s * 1e6 / (static_cast<double>(bytes) / 1e6) : 0;
   if (metrics_.is_open()) {
     metrics_ << Format(

@@ -272,7 +272,10 @@ class KVServerCore::Impl {
 
   void Run(const Task& task) {
     Shard& shard = *shards_[task.meta.shard];
-    const size_t bytes = std::max<size_t>(1, task.data.keys.size() + task.data.values.size());
+    // A request's work in bytes, counting its fixed cost (a few microseconds, whatever it
+    // carries) as kRequestWorkBytes: else small requests would look slow per byte.
+    const size_t bytes =
+        std::max(ServiceReporter::kRequestWorkBytes, task.data.keys.size() + task.data.values.size());
     const double multiplier = ServiceMultiplier();
     if (multiplier > 1 && shard.seconds_per_byte > 0) {
       std::this_thread::sleep_for(std::chrono::duration<double>(

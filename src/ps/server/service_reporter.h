@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -16,15 +17,20 @@ class SessionCore;
 // a few relaxed atomic additions.
 class ServiceReporter {
  public:
+  // The least work a request counts for, in bytes: its fixed cost. Service time per byte of work
+  // then compares servers that hold keys of different sizes.
+  static constexpr size_t kRequestWorkBytes = 64 << 10;
+
   // `queued`: how many requests wait in the shards' queues now.
   ServiceReporter(SessionCore& session, std::function<int64_t()> queued);
   ~ServiceReporter();
   ServiceReporter(const ServiceReporter&) = delete;
   ServiceReporter& operator=(const ServiceReporter&) = delete;
 
-  void RecordRequest(double service_s, int64_t bytes_in) {
+  // `work_bytes`: the request's bytes, at least kRequestWorkBytes.
+  void RecordRequest(double service_s, int64_t work_bytes) {
     service_ns_.fetch_add(static_cast<int64_t>(service_s * 1e9), std::memory_order_relaxed);
-    bytes_in_.fetch_add(bytes_in, std::memory_order_relaxed);
+    bytes_in_.fetch_add(work_bytes, std::memory_order_relaxed);
     requests_.fetch_add(1, std::memory_order_relaxed);
   }
   void RecordResponse(int64_t bytes_out) {
