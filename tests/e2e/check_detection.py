@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""The detector and predictor in real runs of the scenario harness (4 workers, 2 servers).
+
+Usage: check_detection.py MPIRUN PACER_SCENARIO
+
+- S6 (no straggler), 200 iterations: the detector flags no worker.
+- S5 (worker 0 slow during the last 50 of every 200 iterations), 700 iterations: after a
+  one-period warm-up, the predicted-straggler flags for worker 0, one iteration ahead, reach
+  precision and recall >= 0.8 against the slow iterations.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def run(mpirun, harness, scenario, iters, tmp):
+    path = os.path.join(tmp, f"{scenario}.jsonl")
+    command = [mpirun, "--oversubscribe", "-np", "7", harness, "--servers", "2",
+               f"--scenario={scenario}", "--policy=bsp", f"--iters={iters}", "--compute-ms=8",
+               f"--metrics={path}"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    if result.returncode != 0:
+        print(result.stdout[-2000:], result.stderr[-2000:])
+        sys.exit(f"{scenario} failed with {result.returncode}")
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+def main():
+    mpirun, harness = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        s6 = run(mpirun, harness, "S6", 200, tmp)
+        flags = [d for d in s6 if d["type"] == "decision" and d["action"] == "flag"
+                 and d["kind"] in ("compute", "communication", "compute+communication")]
+        if flags:
+            sys.exit(f"S6 has no straggler, yet the detector flagged: {flags}")
+        print("S6: no worker flagged over 200 iterations")
+
+        s5 = run(mpirun, harness, "S5", 700, tmp)
+    # The prediction made at boundary i (after iteration i) is for iteration i + 1.
+    changes = {d["iter"]: d["action"] == "flag" for d in s5
+               if d["type"] == "decision" and d["kind"] == "predicted" and d["target_index"] == 0}
+    last = max(r["iter"] for r in s5 if r["type"] == "iter")
+    predicted, state = [], False
+    for i in range(last + 1):
+        state = changes.get(i, state)
+        predicted.append(state)
+    slow = [i % 200 >= 150 for i in range(last + 2)]
+    tp = sum(predicted[i] and slow[i + 1] for i in range(200, last))
+    fp = sum(predicted[i] and not slow[i + 1] for i in range(200, last))
+    fn = sum(not predicted[i] and slow[i + 1] for i in range(200, last))
+    precision, recall = tp / max(1, tp + fp), tp / max(1, tp + fn)
+    print(f"S5: one step ahead, precision {precision:.3f}, recall {recall:.3f} "
+          f"({tp} right, {fp} false, {fn} missed)")
+    if precision < 0.8 or recall < 0.8:
+        sys.exit("the predictor is below 0.8 precision or recall on S5")
+
+
+if __name__ == "__main__":
+    main()
