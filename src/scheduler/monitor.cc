@@ -32,6 +32,9 @@ std::string Format(const char* format, ...) {
   return line;
 }
 
+constexpr int64_t kMinRequests = 20;
+constexpr int kWarmupReports = 10;
+
 }  // namespace
 
 Monitor::Monitor(SessionCore& session)
@@ -65,8 +68,11 @@ void Monitor::OnServerReport(int rank, const ServerReport& r) {
         static_cast<long long>(r.bytes_in), static_cast<long long>(r.bytes_out),
         static_cast<long long>(r.keys));
   }
-  // An idle interval says nothing about a server's speed.
-  if (bytes > 0) detector_.Observe(straggler::ServerInterval{index, us_per_mb});
+  // A nearly idle interval says little about a server's speed, and the first ones of a job pay
+  // its warm-up (page faults, first allocations).
+  if (r.requests >= kMinRequests && ++server_reports_[index] > kWarmupReports) {
+    detector_.Observe(straggler::ServerInterval{index, us_per_mb});
+  }
 }
 
 void Monitor::OnReport(int rank, const IterationReport& r) {

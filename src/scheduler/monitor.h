@@ -41,8 +41,9 @@ class Monitor {
   std::ofstream metrics_;
   straggler::Detector detector_;
   std::map<int, std::unique_ptr<straggler::Predictor>> predictors_;  // by worker index
-  std::vector<int64_t> reported_;  // per worker: iterations reported
-  int64_t boundary_ = 0;           // every worker has reported the iterations before it
+  std::vector<int64_t> reported_;      // per worker: iterations reported
+  std::map<int, int> server_reports_;  // per server: reports seen
+  int64_t boundary_ = 0;               // every worker has reported the iterations before it
   std::set<std::pair<int, straggler::Detection::Kind>> flagged_;  // (worker index, kind)
 };
 

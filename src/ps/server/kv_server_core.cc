@@ -1,6 +1,7 @@
 #include "pacer/detail/kv_server_core.h"
 
 #include <glog/logging.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -270,18 +271,28 @@ class KVServerCore::Impl {
     return gathered;
   }
 
+  // Service is measured in this thread's CPU time, which a busy host's preemption does not
+  // inflate; an injected slowdown spins for its share, so it costs CPU time as a slow CPU would.
+  static double ThreadCpuSeconds() {
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  }
+
   void Run(const Task& task) {
     Shard& shard = *shards_[task.meta.shard];
     // A request's work in bytes, counting its fixed cost (a few microseconds, whatever it
     // carries) as kRequestWorkBytes: else small requests would look slow per byte.
-    const size_t bytes =
-        std::max(ServiceReporter::kRequestWorkBytes, task.data.keys.size() + task.data.values.size());
+    const size_t bytes = std::max(ServiceReporter::kRequestWorkBytes,
+                                  task.data.keys.size() + task.data.values.size());
+    const double start = ThreadCpuSeconds();
     const double multiplier = ServiceMultiplier();
     if (multiplier > 1 && shard.seconds_per_byte > 0) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(
-          (multiplier - 1) * shard.seconds_per_byte * static_cast<double>(bytes)));
+      const double extra = (multiplier - 1) * shard.seconds_per_byte * static_cast<double>(bytes);
+      while (ThreadCpuSeconds() - start < extra) {
+      }
     }
-    const auto start = std::chrono::steady_clock::now();
+    const double handler_start = ThreadCpuSeconds();
     try {
       if (task.sync_switch) {
         switch_handler_(task.meta, *task.sync_switch);
@@ -291,18 +302,17 @@ class KVServerCore::Impl {
     } catch (const std::exception& e) {
       task.meta.response->AddPart(task.meta.part, {}, {}, {}, e.what());
     }
-    const double service_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    reporter_.RecordRequest(service_s, static_cast<int64_t>(bytes));
-    const double per_byte = service_s / static_cast<double>(bytes);
+    const double end = ThreadCpuSeconds();
+    reporter_.RecordRequest(end - start, static_cast<int64_t>(bytes));
+    const double per_byte = (end - handler_start) / static_cast<double>(bytes);
     shard.seconds_per_byte =
         shard.seconds_per_byte > 0
             ? shard.seconds_per_byte + 0.1 * (per_byte - shard.seconds_per_byte)
             : per_byte;
   }
 
-  // --inject=server:N:service=Mx: requests wait (M-1) times their expected service time (this
-  // shard's measured time per byte, times their bytes) before they are handled.
+  // --inject=server:N:service=Mx: a request first spins for (M-1) times its expected service
+  // time (this shard's measured CPU time per byte of work, times its bytes).
   double ServiceMultiplier() const {
     double multiplier = 1;
     const int me = session_.rank() - 1;
