@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "local_job.h"
@@ -14,28 +16,34 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Seconds the worker takes to push `megabytes` in 1 MB pushes to the one server.
-double PushSeconds(const std::vector<std::string>& inject, int megabytes) {
+// A job of one server (the default KVServer) and one worker running `worker` under `inject`.
+void RunWithFaults(const std::vector<std::string>& inject,
+                   const std::function<void(Session&)>& worker) {
   Config config;
   config.inject = inject;
-  double seconds = 0;
   RunLocalJob(1, 1, config, [&](Session& session) {
     if (session.is_server()) {
       KVServer<float> server(session);
       session.Barrier(kAllNodes);
       return;
     }
-    if (session.is_worker()) {
-      KVWorker<float> kv(session);
-      std::vector<float> values(1 << 18, 1.f);  // 1 MiB
-      kv.Wait(kv.Push({7}, values));            // warm up the path
-      const auto start = Clock::now();
-      std::vector<int> pending;
-      for (int i = 0; i < megabytes; ++i) pending.push_back(kv.Push({7}, values));
-      for (int ts : pending) kv.Wait(ts);
-      seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    }
+    if (session.is_worker()) worker(session);
     session.Barrier(kAllNodes);
+  });
+}
+
+// Seconds the worker takes to push `megabytes` in 1 MB pushes to the one server.
+double PushSeconds(const std::vector<std::string>& inject, int megabytes) {
+  double seconds = 0;
+  RunWithFaults(inject, [&](Session& session) {
+    KVWorker<float> kv(session);
+    std::vector<float> values(1 << 18, 1.f);  // 1 MiB
+    kv.Wait(kv.Push({7}, values));            // warm up the path
+    const auto start = Clock::now();
+    std::vector<int> pending;
+    for (int i = 0; i < megabytes; ++i) pending.push_back(kv.Push({7}, values));
+    for (int ts : pending) kv.Wait(ts);
+    seconds = std::chrono::duration<double>(Clock::now() - start).count();
   });
   return seconds;
 }
@@ -49,30 +57,17 @@ TEST(ShapedTransportTest, ACappedLinkCarriesDataAtItsRate) {
 }
 
 TEST(ShapedTransportTest, ADelayedLinkAddsItsDelayToEachMessage) {
-  Config config;
-  config.inject = {"link:w0->*:delay=30ms"};
-  RunLocalJob(1, 1, config, [&](Session& session) {
-    if (session.is_server()) {
-      KVServer<float> server(session);
-      session.Barrier(kAllNodes);
-      return;
+  RunWithFaults({"link:w0->*:delay=30ms"}, [](Session& session) {
+    KVWorker<float> kv(session);
+    kv.Wait(kv.Push({1}, {1.f}));
+    for (int i = 0; i < 5; ++i) {
+      std::vector<float> out;
+      const auto start = Clock::now();
+      kv.Wait(kv.Pull({1}, &out));
+      const double t = std::chrono::duration<double>(Clock::now() - start).count();
+      EXPECT_GE(t, 0.030);
+      EXPECT_LT(t, 0.045);
     }
-    if (session.is_worker()) {
-      KVWorker<float> kv(session);
-      kv.Wait(kv.Push({1}, {1.f}));
-      std::vector<double> round_trips;
-      for (int i = 0; i < 5; ++i) {
-        std::vector<float> out;
-        const auto start = Clock::now();
-        kv.Wait(kv.Pull({1}, &out));
-        round_trips.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-      }
-      for (double t : round_trips) {
-        EXPECT_GE(t, 0.030);
-        EXPECT_LT(t, 0.045);
-      }
-    }
-    session.Barrier(kAllNodes);
   });
 }
 
