@@ -10,8 +10,8 @@ namespace pacer {
 namespace straggler {
 
 std::vector<int> PlaceLargestFirst(const std::vector<double>& loads, int servers) {
-  if (servers < 1) throw std::invalid_argument("placement over " + std::to_string(servers) +
-                                               " servers");
+  if (servers < 1)
+    throw std::invalid_argument("placement over " + std::to_string(servers) + " servers");
   std::vector<size_t> order(loads.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),

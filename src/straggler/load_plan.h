@@ -10,9 +10,9 @@ namespace straggler {
 // unit of load is a key range; a server's capacity is what it can serve per second (measured:
 // 1 / service time per byte, or known).
 struct KeyRangeLoad {
-  int range;      // the range's id
-  double load;    // bytes per iteration (pushes and pulls)
-  int server;     // its owner now
+  int range;    // the range's id
+  double load;  // bytes per iteration (pushes and pulls)
+  int server;   // its owner now
 };
 
 struct RangeMove {

@@ -1,0 +1,177 @@
+#include "worker/key_requests.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "pacer/error.h"
+
+namespace pacer {
+
+using SteadyClock = std::chrono::steady_clock;
+
+void KeyRequests::Prepare() {
+  const size_t n = layout_.units().size();
+  states_.assign(n, KeyState());
+  for (size_t u = 0; u < n; ++u) {
+    KeyState& s = states_[u];
+    const TensorLayout::Unit& layout_unit = unit(static_cast<int>(u));
+    s.send_stage.resize(layout_unit.count);
+    s.receive_stage.resize(layout_unit.count);
+    s.member_params.assign(layout_unit.members.size(), nullptr);
+  }
+}
+
+void KeyRequests::StartIteration(int64_t clock, double weight) {
+  clock_ = clock;
+  weight_ = weight;
+  traffic_ = Traffic();
+  for (KeyState& s : states_) {
+    s.pushed_members = 0;
+    s.done = false;
+    s.error.clear();
+    s.timed_out = false;
+  }
+}
+
+void KeyRequests::Queue(int u, int priority) {
+  KeyState& s = states_[u];
+  s.queued = true;
+  s.priority = priority;
+  s.order = next_order_++;
+}
+
+int KeyRequests::Send(int u, detail::Operation op, int64_t clock, bool init,
+                             bool after_own_push) {
+  KeyState& s = states_[u];
+  const size_t bytes = unit(u).count * sizeof(float);
+  detail::Request request{op, Buffer(&layout_.units()[u].key, sizeof(Key)), {}, {}, {}, nullptr, 0, {}};
+  request.sync = {clock, s.version, weight_, init, after_own_push, nullptr};
+  if (op != detail::Operation::kPull) {
+    request.values = Buffer(s.send, bytes);
+    traffic_.bytes_out += static_cast<int64_t>(bytes);
+  }
+  if (op != detail::Operation::kPush) {
+    float* receive = s.receive;
+    request.destination.values = [receive, bytes](size_t got) {
+      return got == bytes ? reinterpret_cast<uint8_t*>(receive) : nullptr;
+    };
+    s.answer = request.sync.answer = std::make_shared<ResponseStamp>();
+  }
+  return kv_.Submit(std::move(request));
+}
+
+void KeyRequests::Await(int u, int ts) {
+  KeyState& s = states_[u];
+  try {
+    kv_.Wait(ts);
+  } catch (const TimeoutError& e) {
+    if (s.error.empty()) s.error = e.what();
+    s.timed_out = true;
+  } catch (const Error& e) {
+    if (s.error.empty()) s.error = e.what();
+  }
+}
+
+bool KeyRequests::AnyQueued() const {
+  for (const KeyState& s : states_) {
+    if (s.queued) return true;
+  }
+  return false;
+}
+
+void KeyRequests::Pump() {
+  while (pushes_inflight_ < credit_) {
+    int best = -1;
+    for (size_t u = 0; u < states_.size(); ++u) {
+      const KeyState& s = states_[u];
+      if (!s.queued) continue;
+      if (best < 0 || s.priority > states_[best].priority ||
+          (s.priority == states_[best].priority && s.order < states_[best].order)) {
+        best = static_cast<int>(u);
+      }
+    }
+    if (best < 0) return;
+    KeyState& s = states_[best];
+    if (!traffic_.any_push_sent) traffic_.first_push_sent = SteadyClock::now();
+    traffic_.any_push_sent = true;
+    s.push_ts = Send(best, detail::Operation::kPush, clock_, false, false);
+    s.pull_ts = Send(best, detail::Operation::kPull, clock_ + 1, false, true);
+    s.queued = false;
+    s.pushing = s.pulling = true;
+    s.order = next_order_++;
+    ++pushes_inflight_;
+  }
+}
+
+void KeyRequests::ReleasePushes(bool block) {
+  int oldest = -1;
+  for (size_t u = 0; u < states_.size(); ++u) {
+    KeyState& s = states_[u];
+    if (!s.pushing) continue;
+    bool finished = false;
+    try {
+      finished = kv_.Wait(s.push_ts, std::chrono::milliseconds(0));
+    } catch (const Error& e) {
+      finished = true;
+      if (s.error.empty()) s.error = e.what();
+    }
+    if (finished) {
+      s.pushing = false;
+      --pushes_inflight_;
+      traffic_.last_push_acked = SteadyClock::now();
+      block = false;
+    } else if (oldest < 0 || s.order < states_[oldest].order) {
+      oldest = static_cast<int>(u);
+    }
+  }
+  if (block && oldest >= 0) {
+    Await(oldest, states_[oldest].push_ts);
+    states_[oldest].pushing = false;
+    --pushes_inflight_;
+    traffic_.last_push_acked = SteadyClock::now();
+  }
+}
+
+void KeyRequests::FinishPull(int u) {
+  KeyState& s = states_[u];
+  Await(u, s.pull_ts);
+  s.pulling = false;
+  s.done = true;
+  traffic_.last_pull_done = SteadyClock::now();
+  if (!s.error.empty()) return;
+  traffic_.bytes_in += static_cast<int64_t>(unit(u).count * sizeof(float));
+  s.version = s.answer->version;
+  if (s.receive == s.receive_stage.data()) {
+    for (size_t m = 0; m < unit(u).members.size(); ++m) {
+      const TensorLayout::Member& member = unit(u).members[m];
+      if (s.member_params[m] == nullptr) continue;
+      std::memcpy(s.member_params[m], s.receive_stage.data() + member.unit_offset,
+                  member.count * sizeof(float));
+    }
+  }
+}
+
+// Sends every queued push before blocking on a pull: the pull may wait for other workers' pushes,
+// and theirs for nothing, so no worker holds back what another waits for.
+void KeyRequests::WaitUnit(int u) {
+  for (;;) {
+    ReleasePushes(false);
+    Pump();
+    if (!AnyQueued()) break;
+    ReleasePushes(true);
+  }
+  KeyState& s = states_[u];
+  if (s.pushing) {
+    Await(u, s.push_ts);
+    s.pushing = false;
+    --pushes_inflight_;
+    traffic_.last_push_acked = SteadyClock::now();
+  }
+  if (s.pulling && !s.error.empty()) {  // the push failed: the server will not serve the pull
+    s.pulling = false;
+    s.done = true;
+  }
+  if (s.pulling) FinishPull(u);
+}
+
+}  // namespace pacer

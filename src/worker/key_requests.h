@@ -1,0 +1,86 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pacer/detail/kv_client_core.h"
+#include "worker/tensor_layout.h"
+
+namespace pacer {
+
+// GradientSync's requests, one key (a unit of the TensorLayout) at a time. Each iteration a key
+// has a push, limited by credit and sent by priority, and a pull that the server answers once the
+// rule lets the next iteration start. Credit holds pushes only: a push completes without waiting
+// for other workers, so workers that order their keys differently cannot block each other, and a
+// worker sends every queued push before it blocks on a pull. Single-threaded, like its owner.
+class KeyRequests {
+ public:
+  struct KeyState {
+    int pushed_members = 0;
+    bool queued = false, pushing = false, pulling = false, done = false;
+    int priority = 0;
+    uint64_t order = 0;  // when it was queued, then when its push was sent
+    int push_ts = -1, pull_ts = -1;
+    const float* send = nullptr;    // the gradient (as given, or staged)
+    float* receive = nullptr;       // where the parameters land (the caller's, or staged)
+    std::vector<float> send_stage;  // groups, and weighted gradients
+    std::vector<float> receive_stage;
+    std::vector<float*> member_params;  // staged receives: where each member's parameters go
+    std::shared_ptr<ResponseStamp> answer;
+    std::string error;
+    bool timed_out = false;
+    // Kept across iterations: the version the next gradient is computed on.
+    int64_t version = 0;
+  };
+  // What went over the wire this iteration, and when.
+  struct Traffic {
+    int64_t bytes_out = 0, bytes_in = 0;
+    bool any_push_sent = false;
+    std::chrono::steady_clock::time_point first_push_sent, last_push_acked, last_pull_done;
+  };
+
+  KeyRequests(detail::KVClientCore& kv, const TensorLayout& layout, int credit)
+      : kv_(kv), layout_(layout), credit_(credit) {}
+
+  // One state per unit of the layout, its staging buffers sized.
+  void Prepare();
+  KeyState& state(int u) { return states_[u]; }
+  size_t size() const { return states_.size(); }
+  // Resets the per-iteration state; pushes from now on carry `clock` and `weight`.
+  void StartIteration(int64_t clock, double weight);
+  const Traffic& traffic() const { return traffic_; }
+
+  // Queues unit u's push and pull (all its members' gradients are staged or in place).
+  void Queue(int u, int priority);
+  // Sends one request for unit u now, outside the credit (broadcasts and fetches).
+  int Send(int u, detail::Operation op, int64_t clock, bool init, bool after_own_push);
+  // Sends queued pushes, highest priority first, while credit lasts.
+  void Pump();
+  // Releases the credit of finished pushes; with `block`, waits for the oldest one first.
+  void ReleasePushes(bool block);
+  // Waits for unit u's pull (its error, if any, stays in its state) and copies staged values to
+  // the members' parameters.
+  void FinishPull(int u);
+  // Waits until unit u is done, sending every queued push first.
+  void WaitUnit(int u);
+
+ private:
+  const TensorLayout::Unit& unit(int u) const { return layout_.units()[u]; }
+  void Await(int u, int ts);
+  bool AnyQueued() const;
+
+  detail::KVClientCore& kv_;
+  const TensorLayout& layout_;
+  const int credit_;
+  std::vector<KeyState> states_;
+  int pushes_inflight_ = 0;
+  uint64_t next_order_ = 0;
+  int64_t clock_ = 0;
+  double weight_ = 1;
+  Traffic traffic_;
+};
+
+}  // namespace pacer
