@@ -25,6 +25,7 @@
 #include "allreduce_compare.h"
 #include "bench_keys.h"
 #include "list_flag.h"
+#include "percentile.h"
 
 DEFINE_string(sizes, "4096,65536,1048576,16777216", "bytes per server per operation");
 DEFINE_string(window, "1,8", "operations in flight per worker");
@@ -76,13 +77,6 @@ void Check(KVWorker<float>& kv, const std::vector<Key>& keys, size_t values, flo
       Fail(s.str());
     }
   }
-}
-
-double Percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  size_t i = std::min(v.size() - 1, static_cast<size_t>(q * v.size()));
-  std::nth_element(v.begin(), v.begin() + i, v.end());
-  return v[i];
 }
 
 class Runner {

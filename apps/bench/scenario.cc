@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "fashion_mnist.h"
+#include "percentile.h"
 #include "scenario_presets.h"
 #include "softmax_regression.h"
 
@@ -59,12 +60,6 @@ void UnderscoreFlagNames(int argc, char** argv) {
       if (*c == '-') *c = '_';
     }
   }
-}
-
-double Percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))];
 }
 
 struct WorkerLog {
@@ -141,16 +136,17 @@ void Summarize(pacer::Session& session, const WorkerLog& mine, MPI_Comm workers,
                 "\"iter_p50_ms\":%.3f,\"iter_p99_ms\":%.3f,\"blocked_frac\":%.4f,\"accuracy\":%.4f,"
                 "\"time_to_target_s\":%s,\"bytes\":%.0f,\"worker_seconds\":%.3f}",
                 FLAGS_scenario.c_str(), FLAGS_policy.c_str(), n, session.num_servers(), FLAGS_iters,
-                Percentile(all, 0.5) * 1e3, Percentile(all, 0.99) * 1e3, sums[0] / sums[1],
-                accuracy, time_to_target < 0 ? "null" : std::to_string(time_to_target).c_str(),
-                sums[2], n * (time_to_target < 0 ? wall : time_to_target));
+                pacer::bench::Percentile(all, 0.5) * 1e3, pacer::bench::Percentile(all, 0.99) * 1e3,
+                sums[0] / sums[1], accuracy,
+                time_to_target < 0 ? "null" : std::to_string(time_to_target).c_str(), sums[2],
+                n * (time_to_target < 0 ? wall : time_to_target));
   std::printf(
       "scenario %s, policy %s: %d workers, %d servers, %d iterations\n"
       "  iteration p50 %.2f ms, p99 %.2f ms; blocked %.1f%% of the time\n"
       "  accuracy %.4f; time to %.2f accuracy %s; %.1f MB moved\n%s\n",
       FLAGS_scenario.c_str(), FLAGS_policy.c_str(), n, session.num_servers(), FLAGS_iters,
-      Percentile(all, 0.5) * 1e3, Percentile(all, 0.99) * 1e3, 100 * sums[0] / sums[1], accuracy,
-      FLAGS_target_acc,
+      pacer::bench::Percentile(all, 0.5) * 1e3, pacer::bench::Percentile(all, 0.99) * 1e3,
+      100 * sums[0] / sums[1], accuracy, FLAGS_target_acc,
       time_to_target < 0 ? "not reached" : (std::to_string(time_to_target) + " s").c_str(),
       sums[2] / 1e6, json);
   if (!FLAGS_json.empty()) std::ofstream(FLAGS_json) << json << "\n";

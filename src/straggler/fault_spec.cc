@@ -78,7 +78,6 @@ double Uniform(uint64_t seed, int node, int64_t iteration) {
 
 FaultSpec FaultSpec::Parse(const std::string& text) {
   FaultSpec f;
-  f.text = text;
   const size_t at = text.find('@');
   const std::string body = text.substr(0, at);
   const size_t first = body.find(':');
@@ -168,6 +167,18 @@ FaultSpec FaultSpec::Parse(const std::string& text) {
 bool FaultSpec::Names(Target role, int index) const {
   if (target != role) return false;
   return node.by == Node::By::kAny || node.number == index;
+}
+
+double ActiveMultiplier(const std::vector<FaultSpec>& faults, FaultSpec::Target role,
+                        FaultSpec::Effect effect, int index, int64_t iteration, double time_s,
+                        uint64_t seed) {
+  double multiplier = 1;
+  for (const FaultSpec& f : faults) {
+    if (f.effect == effect && f.Names(role, index) && f.ActiveAt(iteration, time_s, index, seed)) {
+      multiplier *= f.value;
+    }
+  }
+  return multiplier;
 }
 
 bool FaultSpec::ActiveAt(int64_t iteration, double time_s, int node, uint64_t seed) const {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace pacer {
 namespace straggler {
@@ -34,7 +35,6 @@ struct FaultSpec {
     int number = 0;
   };
 
-  std::string text;  // as given
   Target target = Target::kWorker;
   Node node;      // workers and servers (by role index)
   Node from, to;  // links
@@ -54,6 +54,12 @@ struct FaultSpec {
   // probability schedule draws from (seed, node, iteration) alone, so a run is reproducible.
   bool ActiveAt(int64_t iteration, double time_s, int node, uint64_t seed) const;
 };
+
+// The product of the multipliers of the `effect` specs that name node `index` of `role` and apply
+// at (iteration, time_s): 1 when none does.
+double ActiveMultiplier(const std::vector<FaultSpec>& faults, FaultSpec::Target role,
+                        FaultSpec::Effect effect, int index, int64_t iteration, double time_s,
+                        uint64_t seed);
 
 }  // namespace straggler
 }  // namespace pacer

@@ -144,16 +144,10 @@ void GradientSync::Impl::PullEverything(detail::Operation op, int64_t clock, con
 // as long, as if the worker were M times slower.
 void GradientSync::Impl::InjectComputeSlowdown() {
   const SessionCore& core = session_.core();
-  const int me = session_.role_index();
-  double multiplier = 1;
-  for (const straggler::FaultSpec& f : core.faults()) {
-    if (f.effect == straggler::FaultSpec::Effect::kCompute &&
-        f.Names(straggler::FaultSpec::Target::kWorker, me) &&
-        f.ActiveAt(clock_, core.SecondsSinceStart(), me,
-                   static_cast<uint64_t>(core.config().inject_seed))) {
-      multiplier *= f.value;
-    }
-  }
+  const double multiplier = straggler::ActiveMultiplier(
+      core.faults(), straggler::FaultSpec::Target::kWorker, straggler::FaultSpec::Effect::kCompute,
+      session_.role_index(), clock_, core.SecondsSinceStart(),
+      static_cast<uint64_t>(core.config().inject_seed));
   if (multiplier > 1) {
     std::this_thread::sleep_for((multiplier - 1) * (SteadyClock::now() - begin_));
   }

@@ -40,11 +40,11 @@ void KeyRequests::Queue(int u, int priority) {
   s.order = next_order_++;
 }
 
-int KeyRequests::Send(int u, detail::Operation op, int64_t clock, bool init,
-                             bool after_own_push) {
+int KeyRequests::Send(int u, detail::Operation op, int64_t clock, bool init, bool after_own_push) {
   KeyState& s = states_[u];
   const size_t bytes = unit(u).count * sizeof(float);
-  detail::Request request{op, Buffer(&layout_.units()[u].key, sizeof(Key)), {}, {}, {}, nullptr, 0, {}};
+  detail::Request request{op, Buffer(&layout_.units()[u].key, sizeof(Key)), {}, {}, {}, nullptr, 0,
+                          {}};
   request.sync = {clock, s.version, weight_, init, after_own_push, nullptr};
   if (op != detail::Operation::kPull) {
     request.values = Buffer(s.send, bytes);

@@ -292,7 +292,7 @@ class KVServerCore::Impl {
       while (ThreadCpuSeconds() - start < extra) {
       }
     }
-    const double handler_start = ThreadCpuSeconds();
+    const double handler_start = multiplier > 1 ? ThreadCpuSeconds() : start;
     try {
       if (task.sync_switch) {
         switch_handler_(task.meta, *task.sync_switch);
@@ -314,17 +314,11 @@ class KVServerCore::Impl {
   // --inject=server:N:service=Mx: a request first spins for (M-1) times its expected service
   // time (this shard's measured CPU time per byte of work, times its bytes).
   double ServiceMultiplier() const {
-    double multiplier = 1;
-    const int me = session_.rank() - 1;
-    for (const straggler::FaultSpec& f : session_.faults()) {
-      if (f.effect == straggler::FaultSpec::Effect::kService &&
-          f.Names(straggler::FaultSpec::Target::kServer, me) &&
-          f.ActiveAt(0, session_.SecondsSinceStart(), me,
-                     static_cast<uint64_t>(session_.config().inject_seed))) {
-        multiplier *= f.value;
-      }
-    }
-    return multiplier;
+    if (session_.faults().empty()) return 1;
+    return straggler::ActiveMultiplier(session_.faults(), straggler::FaultSpec::Target::kServer,
+                                       straggler::FaultSpec::Effect::kService, session_.rank() - 1,
+                                       0, session_.SecondsSinceStart(),
+                                       static_cast<uint64_t>(session_.config().inject_seed));
   }
 
   void RunShard(int index) {

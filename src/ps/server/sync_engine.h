@@ -84,8 +84,6 @@ class SyncEngine {
   // The key's current values, or null if it has none yet.
   const Buffer* Values(Key key) const;
   KeyStatus Status(Key key) const;
-  // The mode new keys start in (the last committed).
-  const SyncMode& mode() const { return mode_; }
 
  private:
   struct Aggregate {
