@@ -50,6 +50,12 @@ void Detector::Push(std::deque<double>* values, double v) const {
   while (static_cast<int>(values->size()) > options_.window) values->pop_front();
 }
 
+// A node is judged once it has two values (or its whole window, if smaller): its first value
+// alone, often a job's warm-up, must not flag it.
+bool Detector::Judged(const std::deque<double>& values) const {
+  return static_cast<int>(values.size()) >= std::min(2, options_.window);
+}
+
 void Detector::Observe(const WorkerIteration& w) {
   History& h = workers_[w.index];
   Push(&h.busy, w.busy_s());
@@ -69,6 +75,7 @@ std::vector<Detection> Detector::Detect() const {
     fastest_transfer = std::min(fastest_transfer, Median(h.transfer));
   }
   for (const auto& [index, h] : workers_) {
+    if (!Judged(h.busy)) continue;
     const double ratio = Ratio(Median(h.busy), fastest_busy);
     if (!(ratio > options_.worker_ratio)) continue;
     const double compute_ratio = Ratio(Median(h.compute), fastest_compute);
@@ -93,6 +100,7 @@ std::vector<Detection> Detector::Detect() const {
   for (const auto& [index, values] : servers_) service.push_back(Median(values));
   const double median = Median(service);
   for (const auto& [index, values] : servers_) {
+    if (!Judged(values)) continue;
     const double ratio = Ratio(Median(values), median);
     if (ratio > options_.server_ratio) found.push_back({Detection::Kind::kServer, index, ratio});
   }

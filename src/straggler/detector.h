@@ -66,6 +66,7 @@ class Detector {
     std::deque<double> busy, compute, transfer;
   };
   void Push(std::deque<double>* values, double v) const;
+  bool Judged(const std::deque<double>& values) const;
 
   DetectorOptions options_;
   std::map<int, History> workers_;
