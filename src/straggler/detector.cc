@@ -7,7 +7,7 @@ namespace pacer {
 namespace straggler {
 namespace {
 
-// The lower median: of two values, the smaller, so one slow iteration alone never flags a node.
+// The lower median of a node's own values: of two, the smaller, so one slow value never flags it.
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -96,9 +96,15 @@ std::vector<Detection> Detector::Detect() const {
                                : Detection::Kind::kCompute;
     found.push_back({kind, index, ratio});
   }
+  // The reference is the true median server (of two, their mean): a lower median would make the
+  // slower of two servers a straggler whenever it trails the faster by the ratio.
   std::vector<double> service;
-  for (const auto& [index, values] : servers_) service.push_back(Median(values));
-  const double median = Median(service);
+  for (const auto& [index, values] : servers_) {
+    if (Judged(values)) service.push_back(Median(values));
+  }
+  std::sort(service.begin(), service.end());
+  const size_t n = service.size();
+  const double median = n == 0 ? 0 : (service[(n - 1) / 2] + service[n / 2]) / 2;
   for (const auto& [index, values] : servers_) {
     if (!Judged(values)) continue;
     const double ratio = Ratio(Median(values), median);

@@ -109,6 +109,13 @@ TEST(DetectorTest, FlagsAServerPastTheMedianServiceTime) {
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].kind, Detection::Kind::kServer);
   EXPECT_EQ(found[0].index, 2);
+  // Of two servers, the slower is judged against their mean: 2.9x the faster is 1.49x the median.
+  Detector pair;
+  for (int i = 0; i < 2; ++i) {
+    pair.Observe(ServerInterval{0, 100.0});
+    pair.Observe(ServerInterval{1, 290.0});
+  }
+  EXPECT_TRUE(pair.Detect().empty());
   Detector mild;
   for (int i = 0; i < 2; ++i) {
     for (int s = 0; s < 4; ++s) mild.Observe(ServerInterval{s, s == 2 ? 140.0 : 100.0});
