@@ -1,8 +1,11 @@
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
 
 #include "pacer/session.h"
+#include "pacer/types.h"
 
 namespace pacer {
 
@@ -26,6 +29,16 @@ class ParameterServer {
   ~ParameterServer();
   ParameterServer(const ParameterServer&) = delete;
   ParameterServer& operator=(const ParameterServer&) = delete;
+
+  // What happened to one key on this server (those it owns now; a key that moved to another
+  // server took its counts along).
+  struct KeyStats {
+    int64_t version = 0;  // updates applied
+    int64_t applied = 0;  // gradients that went into an update
+    int64_t dropped = 0;  // gradients dropped as stale (backup workers)
+  };
+  // Every key this server holds, consistent with the requests handled so far.
+  std::map<Key, KeyStats> Keys();
 
   class Impl;
 

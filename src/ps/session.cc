@@ -43,7 +43,7 @@ void Session::Barrier(int group, std::chrono::milliseconds timeout) {
   core_->Barrier(group, timeout);
 }
 
-int Session::ServerOfKey(Key key) const { return core_->router().ServerOf(key); }
+int Session::ServerOfKey(Key key) const { return core_->routing()->ServerOf(key); }
 
 void Session::Finalize() { core_->Finalize(); }
 

@@ -106,7 +106,7 @@ SessionCore::SessionCore(const Config& config, std::unique_ptr<Transport> transp
                          bool finalize_mpi)
     : config_(config),
       transport_(std::move(transport)),
-      router_(config.servers > 0 ? config.servers : 1),
+      routing_(std::make_shared<Router>(config.servers > 0 ? config.servers : 1)),
       rank_(transport_->rank()),
       size_(transport_->size()),
       transport_name_(transport_->name()),
@@ -172,6 +172,41 @@ Reducer& SessionCore::reducer() {
     reducer_ = MakeReducer(device == "cuda" ? Device::kCuda : Device::kCpu, config_.reduce_threads);
   });
   return *reducer_;
+}
+
+std::shared_ptr<const Router> SessionCore::routing() const {
+  std::lock_guard<std::mutex> lock(routing_mu_);
+  return routing_;
+}
+
+bool SessionCore::InstallRouting(const Router& table) {
+  std::lock_guard<std::mutex> lock(routing_mu_);
+  if (table.epoch() <= routing_->epoch()) return false;
+  routing_ = std::make_shared<const Router>(table);
+  return true;
+}
+
+// The scheduler's new table after a migration. Servers pass it on to their KVServers, which may
+// hold requests routed by it.
+void SessionCore::HandleRoutingUpdate(Message&& msg) {
+  if (msg.meta.sender() != 0) {
+    LOG(WARNING) << "rank " << rank() << " dropped a routing table from rank " << msg.meta.sender()
+                 << ": only the scheduler sends them";
+    return;
+  }
+  try {
+    InstallRouting(Router::Decode(msg.meta.routing(), num_servers()));
+  } catch (const Error& e) {
+    LOG(WARNING) << "rank " << rank()
+                 << " dropped a routing table from the scheduler: " << e.what();
+    return;
+  }
+  std::lock_guard<std::mutex> lock(sinks_mu_);
+  for (auto& entry : servers_) {
+    Message copy;
+    copy.meta = msg.meta;
+    entry.second(std::move(copy));
+  }
 }
 
 int SessionCore::role_index() const {
@@ -251,7 +286,23 @@ void SessionCore::RejectRequest(const proto::Meta& request, const std::string& e
   reply.meta.set_app_id(request.app_id());
   reply.meta.set_client_id(request.client_id());
   reply.meta.set_request_id(request.request_id());
+  reply.meta.set_part(request.part());
   reply.meta.set_error(s.str());
+  SendOrLog(request.sender(), reply);
+}
+
+void SessionCore::RedirectRequest(const proto::Meta& request, bool pushed) {
+  Message reply;
+  reply.meta.set_command(request.command());
+  reply.meta.set_is_response(true);
+  reply.meta.set_sender(rank());
+  reply.meta.set_app_id(request.app_id());
+  reply.meta.set_client_id(request.client_id());
+  reply.meta.set_request_id(request.request_id());
+  reply.meta.set_part(request.part());
+  reply.meta.set_redirect(true);
+  reply.meta.set_pushed(pushed);
+  reply.meta.set_routing(routing()->Encode());
   SendOrLog(request.sender(), reply);
 }
 
@@ -264,6 +315,9 @@ void SessionCore::Dispatch(Message&& msg) {
     case proto::ITERATION_REPORT:
     case proto::SERVER_REPORT:
       HandleReport(msg);
+      return;
+    case proto::ROUTING_UPDATE:
+      HandleRoutingUpdate(std::move(msg));
       return;
     case proto::BARRIER_RELEASE: {
       std::lock_guard<std::mutex> lock(barrier_mu_);

@@ -40,7 +40,13 @@ class SessionCore {
 
   const Config& config() const { return config_; }
   Transport& transport() { return *transport_; }
-  const Router& router() const { return router_; }
+  // The routing table this node knows (a snapshot: tables are replaced, never changed).
+  std::shared_ptr<const Router> routing() const;
+  // Replaces the table when `table` is newer (a higher epoch); returns whether it did.
+  bool InstallRouting(const Router& table);
+  // The scheduler's controls (mode switches, migrations) run one at a time under this lock: a key
+  // moved during a switch would reach a server that has not seen it.
+  std::mutex& control_mutex() { return control_mu_; }
   // The sums and optimizer steps of this rank's servers and workers, made on first use from
   // config().reduce_device and reduce_threads; throws Error on an unknown device.
   Reducer& reducer();
@@ -75,6 +81,9 @@ class SessionCore {
 
   // Replies to `request` with an error naming this rank; logs it too.
   void RejectRequest(const proto::Meta& request, const std::string& error);
+  // Replies to `request` that this server does not own its keys, with this node's routing table;
+  // `pushed`: its push was applied, only the pull is to be resent.
+  void RedirectRequest(const proto::Meta& request, bool pushed);
 
   // Waits without deadline when `timeout` is empty.
   void Barrier(int group, std::optional<std::chrono::milliseconds> timeout);
@@ -85,6 +94,7 @@ class SessionCore {
   uint8_t* PlacePayload(const DecodedHeader& header);
   void HandleBarrierRequest(const Message& msg);
   void HandleReport(const Message& msg);
+  void HandleRoutingUpdate(Message&& msg);
   int GroupSize(int group) const;
   void SendOrLog(int dst, const Message& msg);
 
@@ -94,7 +104,9 @@ class SessionCore {
   std::unique_ptr<Transport> transport_;
   std::once_flag reducer_once_;
   std::unique_ptr<Reducer> reducer_;
-  Router router_;
+  mutable std::mutex routing_mu_;
+  std::mutex control_mu_;
+  std::shared_ptr<const Router> routing_;
   int rank_;
   int size_;
   std::string transport_name_;

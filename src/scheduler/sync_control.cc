@@ -84,6 +84,7 @@ SyncControl::SyncControl(Session& session, int app_id)
 SyncControl::~SyncControl() { state_->session.DetachClient(state_->client_id); }
 
 int64_t SyncControl::Switch(const SyncMode& mode) {
+  std::lock_guard<std::mutex> control(state_->session.control_mutex());
   const std::string name = mode.ToString();
   SyncMode::Parse(name);  // the servers will parse it the same way
   const int workers = state_->session.num_workers();

@@ -47,10 +47,16 @@ proto::Command CommandOf(Operation op) {
 
 }  // namespace
 
-struct KVClientCore::State {
-  struct Pending {
+struct KVClientCore::State : std::enable_shared_from_this<KVClientCore::State> {
+  // One server's share of a request, as sent.
+  struct Part {
     Operation op;
-    std::function<void()> callback;
+    std::vector<size_t> positions;  // indices into the request's keys
+  };
+  struct Pending {
+    Request request;                     // keys and values, kept to resend redirected parts
+    std::vector<size_t> offsets;         // byte offset of each key's values (pushes)
+    std::vector<Part> parts;             // indexed by the part number the messages carry
     std::unique_ptr<PullAssembly> pull;  // pulls and push-pulls
     std::shared_ptr<ResponseStamp> answer;
   };
@@ -66,6 +72,11 @@ struct KVClientCore::State {
     if (tracker.PartDone(ts, error)) Complete(ts);
   }
   void OnResponse(Message&& msg);
+  // Resends the keys of a part that a server no longer owns, as the table it sent says.
+  void Redirect(int ts, const Message& msg);
+  // Sends the keys at `positions` as one part per owning server, by the routing table now, and
+  // adds them to the request's tracker. Called with `mu` not held (a send may complete at once).
+  void SendParts(int ts, Pending& p, Operation op, const std::vector<size_t>& positions);
   uint8_t* Place(const DecodedHeader& header);
   void Complete(int ts);
   std::string Prefix() const { return "rank " + std::to_string(session.rank()) + ": "; }
@@ -85,6 +96,10 @@ struct KVClientCore::State {
 void KVClientCore::State::OnResponse(Message&& msg) {
   int ts = static_cast<int>(msg.meta.request_id());
   std::string error = msg.meta.error();
+  if (msg.meta.redirect() && error.empty()) {
+    Redirect(ts, msg);
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = pending.find(ts);
@@ -108,6 +123,110 @@ void KVClientCore::State::OnResponse(Message&& msg) {
   PartDone(ts, error);
 }
 
+void KVClientCore::State::Redirect(int ts, const Message& msg) {
+  std::shared_ptr<Pending> p;
+  Part part;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = pending.find(ts);
+    const int index = msg.meta.part();
+    if (it == pending.end() || index < 0 || index >= static_cast<int>(it->second->parts.size())) {
+      LOG(WARNING) << Prefix() << "dropped a redirect for unknown request " << ts << " part "
+                   << index << " from rank " << msg.meta.sender();
+      return;
+    }
+    p = it->second;
+    part = p->parts[index];
+  }
+  std::string error;
+  try {
+    session.InstallRouting(Router::Decode(msg.meta.routing(), session.num_servers()));
+    // A push-pull whose push was applied before its keys moved: only the pull is left to do.
+    const Operation op = msg.meta.pushed() ? Operation::kPull : part.op;
+    SendParts(ts, *p, op, part.positions);
+  } catch (const std::exception& e) {
+    error = StrCat(Prefix(), "redirected by server rank ", msg.meta.sender(), ": ", e.what());
+  }
+  PartDone(ts, error);
+}
+
+void KVClientCore::State::SendParts(int ts, Pending& p, Operation op,
+                                    const std::vector<size_t>& positions) {
+  const Request& request = p.request;
+  const bool push = op != Operation::kPull;
+  const Key* keys = request.keys.as<Key>();
+  const int32_t* lens = request.lens.as<int32_t>();
+  const size_t n = request.keys.count<Key>();
+  const bool whole = positions.size() == n;  // positions are then 0..n-1
+  std::vector<Key> part_keys;
+  if (!whole) {
+    for (size_t i : positions) part_keys.push_back(keys[i]);
+  }
+  const std::shared_ptr<const Router> table = session.routing();
+  std::vector<std::vector<size_t>> slices =
+      whole ? table->Slice(keys, n) : table->Slice(part_keys.data(), part_keys.size());
+  // A push-pull resent as a pull asks for the iteration after the one it pushed (see
+  // ParameterServer).
+  const bool pull_after_push = request.op == Operation::kPushPull && op == Operation::kPull;
+  std::vector<std::pair<int, Message>> messages;
+  for (int server = 0; server < table->num_servers(); ++server) {
+    if (slices[server].empty()) continue;
+    std::vector<size_t> slice = std::move(slices[server]);
+    if (!whole) {
+      for (size_t& j : slice) j = positions[j];
+    }
+    Message msg;
+    proto::Meta& meta = msg.meta;
+    meta.set_command(CommandOf(op));
+    meta.set_sender(session.rank());
+    meta.set_app_id(app_id);
+    meta.set_client_id(client_id);
+    meta.set_request_id(ts);
+    meta.set_value_size(static_cast<int>(value_size));
+    meta.set_user_command(request.user_command);
+    meta.set_clock(request.sync.clock + (pull_after_push && !request.sync.init ? 1 : 0));
+    meta.set_version(request.sync.version);
+    meta.set_weight(request.sync.weight);
+    meta.set_init(request.sync.init && push);
+    meta.set_after_own_push(request.sync.after_own_push);
+    meta.set_epoch(table->epoch());
+    if (slice.size() == n) {
+      msg.keys = request.keys;
+      msg.lens = request.lens;
+      if (push) msg.vals.push_back(request.values);
+    } else {
+      msg.keys = Gather(keys, slice);
+      if (lens) msg.lens = Gather(lens, slice);
+      // Values by reference, one fragment per run of consecutive keys.
+      for (size_t j = 0; push && j < slice.size();) {
+        size_t end = j + 1;
+        while (end < slice.size() && slice[end] == slice[end - 1] + 1) ++end;
+        size_t begin_byte = p.offsets[slice[j]], end_byte = p.offsets[slice[end - 1] + 1];
+        msg.vals.push_back(request.values.Slice(begin_byte, end_byte - begin_byte));
+        j = end;
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      meta.set_part(static_cast<int>(p.parts.size()));
+      p.parts.push_back({op, std::move(slice)});
+    }
+    messages.emplace_back(server, std::move(msg));
+  }
+  // Counted before any is sent: a send may complete, and its response arrive, at once.
+  tracker.AddParts(ts, 2 * static_cast<int>(messages.size()));
+  for (auto& [server, msg] : messages) {
+    std::weak_ptr<State> weak = shared_from_this();
+    auto on_sent = [weak, ts](const std::string& send_error) {
+      auto state = weak.lock();
+      if (!state) return;
+      state->PartDone(ts, send_error);
+      if (!send_error.empty()) state->PartDone(ts, send_error);  // no response will come
+    };
+    session.transport().Send(SessionCore::ServerRank(server), msg, std::move(on_sent));
+  }
+}
+
 uint8_t* KVClientCore::State::Place(const DecodedHeader& header) {
   std::lock_guard<std::mutex> lock(mu);
   auto it = pending.find(static_cast<int>(header.meta.request_id()));
@@ -124,19 +243,21 @@ void KVClientCore::State::Complete(int ts) {
     p = std::move(it->second);
     pending.erase(it);
   }
+  const Operation op = p->request.op;
+  std::function<void()> callback = std::move(p->request.callback);
   std::string error = tracker.ErrorOf(ts);
   if (error.empty() && p->pull) {
     std::vector<int32_t> lens;
-    error = p->pull->Assemble(Prefix(), OperationName(p->op), &lens);
+    error = p->pull->Assemble(Prefix(), OperationName(op), &lens);
     if (error.empty() && p->pull->targets() > 1) {  // only these place by known lengths
       std::lock_guard<std::mutex> lock(mu);
       const Key* keys = p->pull->keys().as<Key>();
       for (size_t i = 0; i < lens.size(); ++i) known_lens[keys[i]] = lens[i];
     }
   }
-  if (error.empty() && p->callback) {
+  if (error.empty() && callback) {
     try {
-      p->callback();
+      callback();
     } catch (const std::exception& e) {
       error = Prefix() + "callback of request " + std::to_string(ts) + " threw: " + e.what();
     }
@@ -182,74 +303,39 @@ int KVClientCore::Submit(Request request) {
     throw Error(s.Prefix() + "invalid " + OperationName(request.op) + ": " + error);
   }
 
-  const Router& router = s.session.router();
-  std::vector<std::vector<size_t>> slices = router.Slice(keys, n);
+  const std::shared_ptr<const Router> table = s.session.routing();
   int targets = 0;
-  for (const auto& slice : slices) targets += !slice.empty();
-  // Byte offset of each key's values, for slicing a push over several servers.
-  std::vector<size_t> offsets;
-  if (push && targets > 1) {
-    offsets.resize(n + 1, 0);
-    size_t uniform = request.values.size() / n;
-    for (size_t i = 0; i < n; ++i) {
-      offsets[i + 1] = offsets[i] + (lens ? static_cast<size_t>(lens[i]) * s.value_size : uniform);
-    }
-  }
+  for (const auto& slice : table->Slice(keys, n)) targets += !slice.empty();
 
   auto pending = std::make_shared<State::Pending>();
-  pending->op = request.op;
-  pending->callback = std::move(request.callback);
+  if (push && (targets > 1 || table->num_servers() > 1)) {
+    // Byte offset of each key's values, for slicing a push over several servers (now, or when a
+    // part is redirected).
+    pending->offsets.resize(n + 1, 0);
+    size_t uniform = request.values.size() / n;
+    for (size_t i = 0; i < n; ++i) {
+      pending->offsets[i + 1] =
+          pending->offsets[i] + (lens ? static_cast<size_t>(lens[i]) * s.value_size : uniform);
+    }
+  }
   pending->answer = request.sync.answer;
   if (request.op != Operation::kPush) {
     pending->pull = std::make_unique<PullAssembly>(request.keys, targets,
                                                    std::move(request.destination), s.value_size);
   }
-  int ts = s.tracker.Start(2 * targets);  // each server: the send completes, the response arrives
+  const Operation op = request.op;
+  pending->request = std::move(request);
+  // Each server part: the send completes, the response arrives. The parts are counted as they
+  // are cut; a placeholder part keeps the request open until then.
+  int ts = s.tracker.Start(1);
   {
     std::lock_guard<std::mutex> lock(s.mu);
     s.pending[ts] = pending;
   }
-
-  for (int server = 0; server < router.num_servers(); ++server) {
-    const std::vector<size_t>& slice = slices[server];
-    if (slice.empty()) continue;
-    Message msg;
-    proto::Meta& meta = msg.meta;
-    meta.set_command(CommandOf(request.op));
-    meta.set_sender(s.session.rank());
-    meta.set_app_id(s.app_id);
-    meta.set_client_id(s.client_id);
-    meta.set_request_id(ts);
-    meta.set_value_size(static_cast<int>(s.value_size));
-    meta.set_user_command(request.user_command);
-    meta.set_clock(request.sync.clock);
-    meta.set_version(request.sync.version);
-    meta.set_weight(request.sync.weight);
-    meta.set_init(request.sync.init);
-    meta.set_after_own_push(request.sync.after_own_push);
-    if (slice.size() == n) {
-      msg.keys = request.keys;
-      msg.lens = request.lens;
-      if (push) msg.vals.push_back(request.values);
-    } else {
-      msg.keys = Gather(keys, slice);
-      if (lens) msg.lens = Gather(lens, slice);
-      // Values by reference, one fragment per run of consecutive keys.
-      for (size_t j = 0; push && j < slice.size();) {
-        size_t end = j + 1;
-        while (end < slice.size() && slice[end] == slice[end - 1] + 1) ++end;
-        size_t begin_byte = offsets[slice[j]], end_byte = offsets[slice[end - 1] + 1];
-        msg.vals.push_back(request.values.Slice(begin_byte, end_byte - begin_byte));
-        j = end;
-      }
-    }
-    std::shared_ptr<State> state = state_;
-    auto on_sent = [state, ts](const std::string& send_error) {
-      state->PartDone(ts, send_error);
-      if (!send_error.empty()) state->PartDone(ts, send_error);  // no response will come
-    };
-    s.session.transport().Send(SessionCore::ServerRank(server), msg, std::move(on_sent));
-  }
+  std::vector<size_t> all(n);
+  for (size_t i = 0; i < n; ++i) all[i] = i;
+  s.SendParts(ts, *pending, op, all);
+  s.PartDone(ts, "");  // the placeholder that kept the request open while its parts were sent
   return ts;
 }
 

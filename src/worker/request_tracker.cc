@@ -24,6 +24,12 @@ bool RequestTracker::PartDone(int timestamp, const std::string& error) {
   return --e.remaining == 0;
 }
 
+void RequestTracker::AddParts(int timestamp, int parts) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(timestamp);
+  if (it != entries_.end()) it->second.remaining += parts;
+}
+
 std::string RequestTracker::ErrorOf(int timestamp) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(timestamp);

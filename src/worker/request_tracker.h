@@ -25,6 +25,9 @@ class RequestTracker {
   // when this was the last part: the caller must then call Finish. Unknown timestamps (requests
   // abandoned after a timeout) return false.
   bool PartDone(int timestamp, const std::string& error);
+  // The request now waits for `parts` more parts (a redirected part resent to new owners). Call
+  // before recording the part that caused them.
+  void AddParts(int timestamp, int parts);
   // The first error recorded for the request, or empty.
   std::string ErrorOf(int timestamp);
   void Finish(int timestamp, const std::string& error);

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "pacer/gradient_sync.h"
+#include "pacer/migration_control.h"
 #include "pacer/parameter_server.h"
 #include "pacer/sync_control.h"
 #include "softmax_regression.h"
@@ -141,6 +142,16 @@ void Train(Session& session, const TrainingOptions& o, const WorkerGather& gathe
       EXPECT_EQ(gap, o.staleness_bound);
     }
   }
+  const SyncMode mode = SyncMode::Parse(session.config().sync);
+  const bool on_arrival_sum =
+      mode.kind == SyncMode::Kind::kAsp || mode.kind == SyncMode::Kind::kSsp;
+  if (o.migrations > 0 && on_arrival_sum) {
+    // Each gradient applied as it came, scaled by 1: the counter sums every push exactly once.
+    session.Barrier(kWorkerGroup);
+    sync.Fetch();
+    EXPECT_EQ(counter, -o.lr * o.iterations * static_cast<float>((std::pow(10.0, workers) - 1) / 9))
+        << "a gradient was lost or applied twice";
+  }
   if (o.switch_to == "asp") {
     // Workers finish at different times in ASP: once all are done, fetch what every worker
     // pushed.
@@ -179,6 +190,18 @@ std::vector<TrainingCase> TrainingCases() {
   cases.push_back(reference);
   cases.push_back(ssp);
   cases.push_back(change);
+  // Key ranges move while the workers train: BSP ends as a single-process run does, and in every
+  // mode each key applies every gradient once.
+  TrainingCase moved_bsp{"BspWithMigrationsEqualsASingleProcessRun", "bsp", {}};
+  moved_bsp.options.check_reference = true;
+  moved_bsp.options.migrations = 12;
+  cases.push_back(moved_bsp);
+  for (const char* mode : {"asp", "ssp:2"}) {
+    TrainingCase moved{
+        std::string("MigrationsLoseNoUpdate_") + (mode[0] == 'a' ? "asp" : "ssp"), mode, {}};
+    moved.options.migrations = 12;
+    cases.push_back(moved);
+  }
   return cases;
 }
 
@@ -191,10 +214,51 @@ Config TrainingConfig(Config base, const TrainingCase& c) {
   return base;
 }
 
-void TrainSoftmax(Session& session, const TrainingOptions& options, const WorkerGather& gather) {
+namespace {
+
+// Every key this server holds applied one gradient per worker and clock: none lost or applied
+// twice, wherever the key moved.
+void CheckAppliedCounts(Session& session, ParameterServer& server, const TrainingOptions& o,
+                        const KeyOwners& owners) {
+  const std::map<Key, ParameterServer::KeyStats> keys = server.Keys();
+  std::vector<Key> held;
+  const bool backup = SyncMode::Parse(session.config().sync).kind == SyncMode::Kind::kBackup;
+  for (const auto& [key, stats] : keys) {
+    held.push_back(key);
+    if (!backup) {
+      EXPECT_EQ(stats.applied, int64_t{session.num_workers()} * o.iterations)
+          << "key " << key << " on server " << session.role_index();
+    }
+  }
+  if (owners) owners(session.role_index(), held);
+}
+
+// Moves the range of a random key of the model to another server, o.migrations times.
+void MoveRanges(Session& session, const TrainingOptions& o) {
+  MigrationControl control(session);
+  std::mt19937 rng(7);
+  int64_t epoch = 0;
+  for (int i = 0; i < o.migrations; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(o.migrate_gap_ms));
+    const int range = control.RangeOf(rng() % 8);
+    const int from = control.OwnerOf(range);
+    const int to =
+        (from + 1 + static_cast<int>(rng() % (control.num_servers() - 1))) % control.num_servers();
+    const MigrationControl::Move move = control.MoveRange(range, to);
+    EXPECT_EQ(move.epoch, ++epoch);
+    EXPECT_EQ(move.from, from);
+    EXPECT_EQ(control.OwnerOf(range), to);
+  }
+}
+
+}  // namespace
+
+void TrainSoftmax(Session& session, const TrainingOptions& options, const WorkerGather& gather,
+                  const KeyOwners& owners) {
   if (session.is_server()) {
     ParameterServer server(session);
     session.Barrier(kAllNodes);  // until the workers are done
+    CheckAppliedCounts(session, server, options, owners);
   } else if (session.is_worker()) {
     Train(session, options, gather);
     session.Barrier(kAllNodes);
@@ -204,6 +268,7 @@ void TrainSoftmax(Session& session, const TrainingOptions& options, const Worker
       std::this_thread::sleep_for(std::chrono::milliseconds(options.switch_after_ms));
       control.Switch(SyncMode::Parse(options.switch_to));
     }
+    if (options.migrations > 0 && session.num_servers() > 1) MoveRanges(session, options);
     session.Barrier(kAllNodes);
   }
 }

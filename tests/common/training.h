@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "pacer/session.h"
+#include "pacer/types.h"
 
 namespace pacer {
 namespace testing {
@@ -29,6 +30,11 @@ struct TrainingOptions {
   // tensor checks that every gradient was applied once, by the rule of its clock.
   std::string switch_to;
   int switch_after_ms = 20;
+  // The scheduler moves the range of a random key of the model to another server this many
+  // times, migrate_gap_ms apart, while the workers train. Every server then checks that each of
+  // its keys applied one gradient per worker and clock (all modes but backup workers).
+  int migrations = 0;
+  int migrate_gap_ms = 5;
 };
 
 // What the in-process and the multi-process tests both run: softmax regression trained in
@@ -45,10 +51,15 @@ std::vector<TrainingCase> TrainingCases();
 // small scheduling credit (so priorities matter) and a one-minute timeout.
 Config TrainingConfig(Config base, const TrainingCase& c);
 
+// Where each server tells the keys it holds at the end (to check that each has one owner).
+using KeyOwners = std::function<void(int server, const std::vector<Key>& keys)>;
+
 // Runs on every rank of a job whose config names the mode (--sync) and `sgd:lr=options.lr` as
 // optimizer: servers run a ParameterServer, workers train softmax regression on clustered data
-// through GradientSync, the scheduler switches modes if asked. Checks with GoogleTest.
-void TrainSoftmax(Session& session, const TrainingOptions& options, const WorkerGather& gather);
+// through GradientSync, the scheduler switches modes or moves key ranges if asked. Checks with
+// GoogleTest.
+void TrainSoftmax(Session& session, const TrainingOptions& options, const WorkerGather& gather,
+                  const KeyOwners& owners = nullptr);
 
 }  // namespace testing
 }  // namespace pacer

@@ -3,9 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <set>
+#include <string>
 #include <vector>
+
+#include "pacer/error.h"
 
 namespace pacer {
 namespace {
@@ -23,18 +27,78 @@ TEST(RoutingTest, SpreadIsABijection) {
 }
 
 TEST(RoutingTest, RangesCoverTheKeySpaceInOrder) {
-  Router router(3);
-  ASSERT_EQ(router.ranges().size(), 3u);
+  Router router(3, 2);
+  ASSERT_EQ(router.num_ranges(), 6);
+  EXPECT_EQ(router.epoch(), 0);
   EXPECT_EQ(router.ranges()[0].begin, 0u);
-  for (size_t i = 1; i < 3; ++i) {
+  for (int i = 1; i < 6; ++i) {
     EXPECT_GT(router.ranges()[i].begin, router.ranges()[i - 1].begin);
-    EXPECT_EQ(router.ranges()[i].server, static_cast<int>(i));
   }
+  // Server s starts with the s-th block of ranges: one contiguous share each.
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(router.ranges()[i].server, i / 2) << "range " << i;
   // The last range ends at UINT64_MAX; the widths are equal to within one.
-  const uint64_t widths[] = {router.ranges()[1].begin - router.ranges()[0].begin,
-                             router.ranges()[2].begin - router.ranges()[1].begin,
-                             UINT64_MAX - router.ranges()[2].begin + 1};
+  std::vector<uint64_t> widths;
+  for (int i = 0; i < 6; ++i) {
+    const uint64_t end = i + 1 < 6 ? router.ranges()[i + 1].begin : 0;  // 2^64 wraps to 0
+    widths.push_back(end - router.ranges()[i].begin);
+  }
   for (uint64_t w : widths) EXPECT_LE(std::max(w, widths[0]) - std::min(w, widths[0]), 1u);
+}
+
+TEST(RoutingTest, MovesBumpTheEpochAndKeepOneOwnerPerKey) {
+  Router router(2, 4);
+  const Key key = 12345;
+  const int range = router.RangeOf(key);
+  const int other = 1 - router.ServerOf(key);
+  router.Move(range, other);
+  EXPECT_EQ(router.epoch(), 1);
+  EXPECT_EQ(router.ServerOf(key), other);
+  EXPECT_EQ(router.RangeOf(key), range);  // bounds never change
+  // Every other range kept its owner.
+  Router initial(2, 4);
+  for (int i = 0; i < router.num_ranges(); ++i) {
+    if (i != range) {
+      EXPECT_EQ(router.ranges()[i].server, initial.ranges()[i].server);
+    }
+  }
+}
+
+TEST(RoutingTest, TablesTravelAsBytes) {
+  Router router(3, 4);
+  router.Move(5, 2);
+  router.Move(11, 0);
+  const Router copy = Router::Decode(router.Encode(), 3);
+  EXPECT_EQ(copy.epoch(), 2);
+  ASSERT_EQ(copy.num_ranges(), router.num_ranges());
+  for (int i = 0; i < copy.num_ranges(); ++i) {
+    EXPECT_EQ(copy.ranges()[i].begin, router.ranges()[i].begin);
+    EXPECT_EQ(copy.ranges()[i].server, router.ranges()[i].server);
+  }
+}
+
+TEST(RoutingTest, BadMovesAndTablesGetClearErrors) {
+  Router router(2, 4);
+  auto message = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message([&] { router.Move(8, 0); }),
+            "range 8 does not exist: the table has ranges 0..7");
+  EXPECT_EQ(message([&] { router.Move(0, 2); }),
+            "server 2 does not exist: the job has servers 0..1");
+  EXPECT_EQ(router.epoch(), 0);
+  std::string bytes = router.Encode();
+  EXPECT_EQ(message([&] { Router::Decode(bytes.substr(0, 10), 2); }),
+            "a routing table of 10 bytes announcing 0 ranges is not a table of 2 servers");
+  EXPECT_EQ(message([&] { Router::Decode(bytes, 3); }),
+            "a routing table of 44 bytes announcing 8 ranges is not a table of 3 servers");
+  bytes[bytes.size() - 4] = 9;  // the last range's owner
+  EXPECT_EQ(message([&] { Router::Decode(bytes, 2); }),
+            "a routing table gives range 7 to server 9 of 2");
 }
 
 TEST(RoutingTest, EveryKeyHasOneServerInRange) {

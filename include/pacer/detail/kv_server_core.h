@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pacer/buffer.h"
@@ -85,6 +86,19 @@ class KVServerCore {
 
   // Accepts the scheduler's mode switches (else they are rejected). Call before Start.
   void SetSwitchHandler(SwitchHandler handler);
+
+  // Key-range migration (SAS). ExportHandler removes from one shard the keys `moving` selects and
+  // returns each one's whole state; ImportHandler installs such records on one shard. Both run on
+  // the shard's thread, in order with its requests. Without them the server refuses to migrate.
+  using MovedKey = std::pair<Key, Buffer>;
+  using ExportHandler =
+      std::function<std::vector<MovedKey>(int shard, const std::function<bool(Key)>& moving)>;
+  using ImportHandler = std::function<void(int shard, const std::vector<MovedKey>& keys)>;
+  // Call before Start.
+  void SetMigrationHandlers(ExportHandler export_keys, ImportHandler import_keys);
+  // Runs `fn` on every shard, in order with the requests queued there, and returns when all have
+  // run. Not from a handler.
+  void RunOnEveryShard(const std::function<void(int shard)>& fn);
   // Starts handling requests, those queued before included. Call once the handler's state exists.
   void Start();
   int num_shards() const;
@@ -101,6 +115,10 @@ class KVServerCore {
   void Respond(const RequestMeta& meta, Buffer keys, std::vector<Buffer> values, Buffer lens,
                const ResponseStamp& stamp = {});
   void RespondError(const RequestMeta& meta, const std::string& error);
+  // Answers a part that can no longer be served here (a key of it moved to another server while
+  // it waited): the worker resends the request to the new owner, only its pull if the push was
+  // applied (a push-pull).
+  void Redirect(const RequestMeta& meta);
 
   class Impl;
 

@@ -16,6 +16,7 @@
 #include "ps/gather.h"
 #include "ps/request_validation.h"
 #include "ps/server/pending_response.h"
+#include "ps/server/range_migration.h"
 #include "ps/server/service_reporter.h"
 #include "ps/session_core.h"
 #include "ps/str_cat.h"
@@ -63,6 +64,27 @@ class KVServerCore::Impl {
   }
 
   void SetSwitchHandler(SwitchHandler handler) { switch_handler_ = std::move(handler); }
+  void SetMigrationHandlers(ExportHandler export_keys, ImportHandler import_keys) {
+    migration_ = std::make_unique<RangeMigration>(
+        session_, app_id_, num_shards(), [this](Key key) { return ShardOf(key); },
+        [this](int shard, std::function<void(int)> fn) { RunOnShard(shard, std::move(fn)); },
+        std::move(export_keys), std::move(import_keys));
+  }
+
+  void RunOnEveryShard(const std::function<void(int shard)>& fn) {
+    std::mutex mu;
+    std::condition_variable done;
+    int remaining = num_shards();
+    for (int shard = 0; shard < num_shards(); ++shard) {
+      RunOnShard(shard, [&](int s) {
+        fn(s);
+        std::lock_guard<std::mutex> lock(mu);
+        if (--remaining == 0) done.notify_all();
+      });
+    }
+    std::unique_lock<std::mutex> lock(mu);
+    done.wait(lock, [&] { return remaining == 0; });
+  }
   int num_shards() const { return static_cast<int>(shards_.size()); }
   ServiceReporter& reporter() { return reporter_; }
 
@@ -82,6 +104,7 @@ class KVServerCore::Impl {
     RequestMeta meta;
     RequestData data;
     std::optional<SyncSwitchRequest> sync_switch;
+    std::function<void(int shard)> control;  // runs instead of a handler (migration, queries)
   };
   struct Shard {
     std::thread thread;
@@ -134,14 +157,61 @@ class KVServerCore::Impl {
                               msg.meta.clock()};
     for (int shard = 0; shard < num_shards(); ++shard) {
       meta.shard = meta.part = shard;
-      Dispatch({meta, {}, request});
+      Dispatch({meta, {}, request, nullptr});
     }
+  }
+
+  void RunOnShard(int shard, std::function<void(int)> fn) {
+    Task task;
+    task.meta.shard = shard;
+    task.control = std::move(fn);
+    Dispatch(std::move(task));
+  }
+
+  // Whether this server owns every key of a request by its routing table; if not, the request is
+  // held when it was routed by a newer table than this server knows (the keys are on their way
+  // here), else the worker is told where they are now.
+  enum class Ownership { kOwned, kHold, kRedirect };
+  Ownership Owns(const Key* keys, size_t n, int64_t epoch) const {
+    const std::shared_ptr<const Router> table = session_.routing();
+    const int me = session_.rank() - 1;
+    for (size_t i = 0; i < n; ++i) {
+      if (table->ServerOf(keys[i]) != me) {
+        return epoch > table->epoch() ? Ownership::kHold : Ownership::kRedirect;
+      }
+    }
+    return Ownership::kOwned;
+  }
+
+  // A newer table arrived: requests held for it are routed again. (On the receiving thread, like
+  // every request.)
+  void ReleaseHeld() {
+    std::vector<Message> held;
+    held.swap(held_);
+    for (Message& msg : held) OnRequest(std::move(msg));
   }
 
   void OnRequest(Message&& msg) {
     const proto::Command command = msg.meta.command();
     if (command == proto::SYNC_PREPARE || command == proto::SYNC_COMMIT) {
       OnSwitch(msg);
+      return;
+    }
+    if (command == proto::MIGRATE || command == proto::MIGRATE_STATE ||
+        command == proto::ROUTING_UPDATE) {
+      if (command != proto::ROUTING_UPDATE) {
+        if (!migration_) {
+          session_.RejectRequest(
+              msg.meta, StrCat("the server of app ", app_id_, " has no key state to migrate"));
+          return;
+        }
+        if (command == proto::MIGRATE) {
+          migration_->OnMigrate(msg);
+        } else {
+          migration_->OnState(msg);
+        }
+      }
+      ReleaseHeld();
       return;
     }
     if (command != proto::PUSH && command != proto::PULL && command != proto::PUSH_PULL) {
@@ -156,6 +226,16 @@ class KVServerCore::Impl {
     }
     const Key* keys = msg.keys.as<Key>();
     const size_t n = msg.num_keys();
+    switch (Owns(keys, n, msg.meta.epoch())) {
+      case Ownership::kOwned:
+        break;
+      case Ownership::kHold:
+        held_.push_back(std::move(msg));
+        return;
+      case Ownership::kRedirect:
+        session_.RedirectRequest(msg.meta, false);
+        return;
+    }
     Buffer values = msg.vals_buffer();
     std::vector<Part> parts = SplitByShard(keys, n, push ? values.size() / n : 0);
 
@@ -202,7 +282,7 @@ class KVServerCore::Impl {
       }
       meta.shard = part.shard;
       meta.part = static_cast<int>(p);
-      Dispatch({meta, std::move(data), std::nullopt});
+      Dispatch({meta, std::move(data), std::nullopt, nullptr});
     }
   }
 
@@ -280,6 +360,10 @@ class KVServerCore::Impl {
   }
 
   void Run(const Task& task) {
+    if (task.control) {
+      task.control(task.meta.shard);
+      return;
+    }
     Shard& shard = *shards_[task.meta.shard];
     // A request's work in bytes, counting its fixed cost (a few microseconds, whatever it
     // carries) as kRequestWorkBytes: else small requests would look slow per byte.
@@ -344,6 +428,8 @@ class KVServerCore::Impl {
   const size_t value_size_;
   Handler handler_;
   SwitchHandler switch_handler_;
+  std::unique_ptr<RangeMigration> migration_;
+  std::vector<Message> held_;  // requests routed by a table newer than this server's
   std::vector<std::unique_ptr<Shard>> shards_;
   BufferPool pool_;  // for stored values and the values of requests split over shards
   ServiceReporter reporter_{session_, [this] { return Queued(); }};
@@ -374,6 +460,12 @@ KVServerCore::~KVServerCore() = default;
 void KVServerCore::SetSwitchHandler(SwitchHandler handler) {
   impl_->SetSwitchHandler(std::move(handler));
 }
+void KVServerCore::SetMigrationHandlers(ExportHandler export_keys, ImportHandler import_keys) {
+  impl_->SetMigrationHandlers(std::move(export_keys), std::move(import_keys));
+}
+void KVServerCore::RunOnEveryShard(const std::function<void(int shard)>& fn) {
+  impl_->RunOnEveryShard(fn);
+}
 void KVServerCore::Start() { impl_->Start(); }
 int KVServerCore::num_shards() const { return impl_->num_shards(); }
 int KVServerCore::rank() const { return impl_->session().rank(); }
@@ -391,6 +483,8 @@ void KVServerCore::Respond(const RequestMeta& meta, Buffer keys, std::vector<Buf
   impl_->reporter().RecordResponse(bytes);
   meta.response->AddPart(meta.part, std::move(keys), std::move(values), std::move(lens), "", stamp);
 }
+
+void KVServerCore::Redirect(const RequestMeta& meta) { meta.response->AddRedirect(meta.part); }
 
 void KVServerCore::RespondError(const RequestMeta& meta, const std::string& error) {
   meta.response->AddPart(meta.part, {}, {}, {}, error.empty() ? "unspecified error" : error);

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "pacer/error.h"
+#include "ps/str_cat.h"
 
 namespace pacer {
 namespace {
@@ -102,6 +103,28 @@ void ParameterState::Apply(const OptimizerSpec& spec, Reducer& reducer, const fl
   p.grad_scale = grad_scale;
   p.step = ++steps_;
   reducer.AdamStep(p, data_, momentum_.data(), second_moment_.data(), g, size_);
+}
+
+void ParameterState::Encode(ByteWriter& out) const {
+  out.PutArray(data_, size_);
+  out.PutArray(momentum_);
+  out.PutArray(second_moment_);
+  out.Put(steps_);
+}
+
+std::unique_ptr<ParameterState> ParameterState::Decode(ByteReader& in, const Allocator& allocate) {
+  const std::vector<float> values = in.GetArray<float>();
+  auto state = std::make_unique<ParameterState>(values.data(), values.size(), allocate);
+  state->momentum_ = in.GetArray<float>();
+  state->second_moment_ = in.GetArray<float>();
+  state->steps_ = in.Get<int64_t>();
+  for (const auto* moment : {&state->momentum_, &state->second_moment_}) {
+    if (!moment->empty() && moment->size() != values.size()) {
+      throw Error(StrCat(in.what(), ": an optimizer moment of ", moment->size(), " values for ",
+                         values.size(), " parameters"));
+    }
+  }
+  return state;
 }
 
 }  // namespace pacer

@@ -3,11 +3,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "pacer/buffer.h"
 #include "pacer/reducer.h"
+#include "ps/byte_stream.h"
 
 namespace pacer {
 
@@ -36,6 +38,11 @@ class ParameterState {
   // a response in flight are never changed: the step then runs on a fresh copy.
   void Apply(const OptimizerSpec& spec, Reducer& reducer, const float* grad, float grad_scale,
              const Allocator& allocate);
+
+  // Everything, values and optimizer state, for a move to another server.
+  void Encode(ByteWriter& out) const;
+  // Throws Error if `in` holds no ParameterState.
+  static std::unique_ptr<ParameterState> Decode(ByteReader& in, const Allocator& allocate);
 
   // The current values; the buffer may be sent as it is (zero-copy).
   const Buffer& values() const { return values_; }

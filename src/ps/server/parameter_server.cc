@@ -1,5 +1,7 @@
 #include "pacer/parameter_server.h"
 
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include "pacer/detail/kv_server_core.h"
@@ -28,7 +30,34 @@ class ParameterServer::Impl {
     core_.SetSwitchHandler([this](const RequestMeta& meta, const SyncSwitchRequest& request) {
       Switch(meta, request);
     });
+    core_.SetMigrationHandlers(
+        [this](int shard, const std::function<bool(Key)>& moving) {
+          std::vector<detail::KVServerCore::MovedKey> records;
+          for (auto& [key, state] : engines_[shard]->Export(moving)) {
+            records.emplace_back(key, std::move(state));
+          }
+          core_.AddKeys(-static_cast<int64_t>(records.size()));
+          return records;
+        },
+        [this](int shard, const std::vector<detail::KVServerCore::MovedKey>& records) {
+          for (const auto& [key, state] : records) engines_[shard]->Import(key, state);
+          core_.AddKeys(static_cast<int64_t>(records.size()));
+        });
     core_.Start();
+  }
+
+  std::map<Key, ParameterServer::KeyStats> Keys() {
+    std::mutex mu;
+    std::map<Key, ParameterServer::KeyStats> all;
+    core_.RunOnEveryShard([&](int shard) {
+      const SyncEngine& engine = *engines_[shard];
+      for (Key key : engine.Keys()) {
+        const KeyStatus s = engine.Status(key);
+        std::lock_guard<std::mutex> lock(mu);
+        all[key] = {s.version, s.applied, s.dropped};
+      }
+    });
+    return all;
   }
 
  private:
@@ -81,7 +110,7 @@ class ParameterServer::Impl {
     engine.Pull(
         std::vector<Key>(keys, keys + n), clock,
         [this, meta, data, &engine] { Serve(meta, data.keys, engine); },
-        meta.after_own_push ? worker : -1);
+        meta.after_own_push ? worker : -1, [this, meta] { core_.Redirect(meta); });
   }
 
   void Serve(const RequestMeta& meta, const Buffer& keys_buffer, const SyncEngine& engine) {
@@ -120,5 +149,7 @@ ParameterServer::ParameterServer(Session& session, int app_id)
     : impl_(std::make_unique<Impl>(session, app_id)) {}
 
 ParameterServer::~ParameterServer() = default;
+
+std::map<Key, ParameterServer::KeyStats> ParameterServer::Keys() { return impl_->Keys(); }
 
 }  // namespace pacer

@@ -24,20 +24,35 @@ size_t PendingResponse::Part::value_bytes() const {
   return total;
 }
 
+bool PendingResponse::Accept(int part) {
+  if (part < 0 || part >= static_cast<int>(answered_.size()) || answered_[part]) {
+    LOG(ERROR) << "server rank " << session_.rank() << ": a second response to part " << part
+               << " of " << Describe(request_) << " from rank " << request_.sender()
+               << " (ignored)";
+    return false;
+  }
+  answered_[part] = true;
+  return true;
+}
+
 void PendingResponse::AddPart(int part, Buffer keys, std::vector<Buffer> values, Buffer lens,
                               const std::string& error, const ResponseStamp& stamp) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (part < 0 || part >= static_cast<int>(answered_.size()) || answered_[part]) {
-      LOG(ERROR) << "server rank " << session_.rank() << ": a second response to part " << part
-                 << " of " << Describe(request_) << " from rank " << request_.sender()
-                 << " (ignored)";
-      return;
-    }
-    answered_[part] = true;
+    if (!Accept(part)) return;
     if (!error.empty() && error_.empty()) error_ = error;
     parts_[part] = {std::move(keys), std::move(values), std::move(lens)};
     stamp_.Merge(stamp);
+    if (--remaining_ > 0) return;
+  }
+  Send();
+}
+
+void PendingResponse::AddRedirect(int part) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!Accept(part)) return;
+    redirect_ = true;
     if (--remaining_ > 0) return;
   }
   Send();
@@ -108,6 +123,11 @@ void PendingResponse::Send() {
     session_.RejectRequest(request_, error_);
     return;
   }
+  if (redirect_) {
+    // Only waiting pulls are redirected, after their push (if any) was applied.
+    session_.RedirectRequest(request_, request_.command() == proto::PUSH_PULL);
+    return;
+  }
   Message reply;
   proto::Meta& meta = reply.meta;
   meta.set_command(request_.command());
@@ -116,6 +136,7 @@ void PendingResponse::Send() {
   meta.set_app_id(request_.app_id());
   meta.set_client_id(request_.client_id());
   meta.set_request_id(request_.request_id());
+  meta.set_part(request_.part());
   meta.set_value_size(static_cast<int>(value_size_));
   meta.set_version(stamp_.version);
   meta.set_complete_clock(stamp_.complete_clock);

@@ -24,6 +24,8 @@ class PendingResponse {
   // Records the answer of part `part`; a second answer for the same part is logged and ignored.
   void AddPart(int part, Buffer keys, std::vector<Buffer> values, Buffer lens,
                const std::string& error, const ResponseStamp& stamp = {});
+  // Records that part `part` was not served here: the whole request is redirected.
+  void AddRedirect(int part);
 
  private:
   struct Part {
@@ -33,6 +35,8 @@ class PendingResponse {
     size_t value_bytes() const;
   };
   void Send();
+  // Marks `part` answered; false (logged) if it does not exist or was answered before.
+  bool Accept(int part);
   // Merges the parts' answers into `reply`, ordered by key.
   void Merge(Message* reply) const;
 
@@ -44,6 +48,7 @@ class PendingResponse {
   std::vector<Part> parts_;
   std::vector<bool> answered_;
   std::string error_;
+  bool redirect_ = false;
   ResponseStamp stamp_;
 };
 

@@ -189,15 +189,16 @@ void SyncEngine::Advance(KeyState& k) {
 }
 
 void SyncEngine::Pull(std::vector<Key> keys, int64_t clock, std::function<void()> serve,
-                      int own_push_of) {
+                      int own_push_of, std::function<void()> redirect) {
   if (own_push_of >= num_workers_) {
     throw Error(StrCat("a pull from worker ", own_push_of, " of ", num_workers_));
   }
   Wait(std::make_shared<WaitingPull>(
-      WaitingPull{std::move(keys), clock, std::move(serve), own_push_of}));
+      WaitingPull{std::move(keys), clock, std::move(serve), own_push_of, std::move(redirect)}));
 }
 
 void SyncEngine::Wait(const std::shared_ptr<WaitingPull>& pull) {
+  if (pull->cancelled) return;  // a key moved away: the pull was redirected
   for (Key key : pull->keys) {
     KeyState& k = keys_[key];
     const bool own_push_missing =
@@ -268,6 +269,129 @@ KeyStatus SyncEngine::Status(Key key) const {
   s.held = k.held.size();
   s.mode = k.mode;
   return s;
+}
+
+std::vector<SyncEngine::KeyRecord> SyncEngine::Export(const std::function<bool(Key)>& moving) {
+  // Pulls that wait on a moving key, wherever they wait (a pull waits on its first key not
+  // ready, which may be one that stays).
+  for (auto& entry : keys_) {
+    for (const auto& pull : entry.second.waiters) {
+      if (pull->cancelled ||
+          std::none_of(pull->keys.begin(), pull->keys.end(), [&](Key k) { return moving(k); })) {
+        continue;
+      }
+      pull->cancelled = true;
+      if (pull->redirect) pull->redirect();
+    }
+  }
+  std::vector<KeyRecord> records;
+  for (auto it = keys_.begin(); it != keys_.end();) {
+    if (!moving(it->first)) {
+      ++it;
+      continue;
+    }
+    const KeyState& k = it->second;
+    if (k.params) {
+      ByteWriter out;
+      out.Put(k.version);
+      out.Put(k.complete);
+      out.Put(k.applied);
+      out.Put(k.dropped);
+      out.Put(static_cast<uint64_t>(k.switches_done));
+      const std::string mode = k.mode.ToString();
+      out.PutArray(mode.data(), mode.size());
+      out.PutArray(k.last_clock);
+      out.PutArray(k.arrived);
+      k.params->Encode(out);
+      out.Put(static_cast<uint64_t>(k.aggregates.size()));
+      for (const auto& [clock, a] : k.aggregates) {
+        out.Put(clock);
+        out.Put(a.count);
+        out.Put(a.weight);
+        out.PutArray(a.count == 1 ? a.first.as<float>() : a.sum_data, k.params->size());
+      }
+      out.Put(static_cast<uint64_t>(k.held.size()));
+      for (const Gradient& g : k.held) {
+        out.Put(g.worker);
+        out.Put(g.clock);
+        out.Put(g.version);
+        out.Put(g.weight);
+        out.PutArray(g.values.as<float>(), g.values.size() / sizeof(float));
+      }
+      records.push_back({it->first, Buffer::FromVector(out.Take())});
+    }
+    it = keys_.erase(it);
+  }
+  return records;
+}
+
+void SyncEngine::Import(Key key, const Buffer& state) {
+  if (keys_.count(key) && keys_.at(key).params) {
+    throw Error(StrCat("key ", key, " moved here, but this server holds it already"));
+  }
+  ByteReader in(state.data(), state.size(), StrCat("the moved state of key ", key));
+  KeyState k;
+  k.version = in.Get<int64_t>();
+  k.complete = in.Get<int64_t>();
+  k.applied = in.Get<int64_t>();
+  k.dropped = in.Get<int64_t>();
+  k.switches_done = in.Get<uint64_t>();
+  const std::vector<char> mode = in.GetArray<char>();
+  k.mode = SyncMode::Parse(std::string(mode.begin(), mode.end()));
+  k.last_clock = in.GetArray<int64_t>();
+  k.arrived = in.GetArray<int64_t>();
+  if (k.last_clock.size() != static_cast<size_t>(num_workers_) ||
+      k.arrived.size() != static_cast<size_t>(num_workers_) || k.switches_done > switches_.size()) {
+    throw Error(StrCat(in.what(), ": clocks of ", k.arrived.size(), " workers and ",
+                       k.switches_done, " mode switches; this job has ", num_workers_,
+                       " workers and ", switches_.size(), " switches"));
+  }
+  k.params = ParameterState::Decode(in, allocate_);
+  const size_t count = k.params->size();
+  auto floats = [&](const std::vector<float>& values, float** data) {
+    if (values.size() != count) {
+      throw Error(StrCat(in.what(), ": ", values.size(), " values for a key of ", count));
+    }
+    uint8_t* out = nullptr;
+    Buffer buffer = allocate_(count * sizeof(float), &out);
+    std::memcpy(out, values.data(), count * sizeof(float));
+    if (data) *data = reinterpret_cast<float*>(out);
+    return buffer;
+  };
+  for (uint64_t i = 0, n = in.Get<uint64_t>(); i < n; ++i) {
+    const int64_t clock = in.Get<int64_t>();
+    Aggregate& a = k.aggregates[clock];
+    a.count = in.Get<int>();
+    a.weight = in.Get<double>();
+    if (a.count == 1) {
+      a.first = floats(in.GetArray<float>(), nullptr);
+    } else {
+      a.sum = floats(in.GetArray<float>(), &a.sum_data);
+    }
+  }
+  for (uint64_t i = 0, n = in.Get<uint64_t>(); i < n; ++i) {
+    Gradient g;
+    g.worker = in.Get<int>();
+    g.clock = in.Get<int64_t>();
+    g.version = in.Get<int64_t>();
+    g.weight = in.Get<double>();
+    g.values = floats(in.GetArray<float>(), nullptr);
+    k.held.push_back(std::move(g));
+  }
+  if (!in.done()) throw Error(StrCat(in.what(), ": bytes left over after the last field"));
+  for (int64_t clock : k.arrived) max_clock_seen_ = std::max(max_clock_seen_, clock);
+  KeyState& slot = keys_[key];
+  k.waiters = std::move(slot.waiters);  // pulls that came first wait for these values
+  slot = std::move(k);
+  Wake(slot);
+}
+
+std::vector<Key> SyncEngine::Keys() const {
+  std::vector<Key> keys;
+  for (const auto& entry : keys_) {
+    if (entry.second.params) keys.push_back(entry.first);
+  }
+  return keys;
 }
 
 }  // namespace pacer

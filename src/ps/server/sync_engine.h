@@ -73,13 +73,29 @@ class SyncEngine {
   // Calls `serve` (once) when every key is ready for a worker starting `clock`: now, or from the
   // Init, Push or CommitSwitch that makes them so. With `own_push_of` set (a worker index), also
   // not before that worker's push of clock - 1 has arrived.
-  void Pull(std::vector<Key> keys, int64_t clock, std::function<void()> serve,
-            int own_push_of = -1);
+  // If a key moves away first (Export), `redirect` runs instead.
+  void Pull(std::vector<Key> keys, int64_t clock, std::function<void()> serve, int own_push_of = -1,
+            std::function<void()> redirect = nullptr);
 
   int64_t PrepareSwitch();
   // Throws Error if `first_clock` is below the prepared clock or the mode does not fit the job;
   // the prepared switch is then abandoned and the old mode goes on.
   void CommitSwitch(const SyncMode& mode, int64_t first_clock);
+
+  // Migration (SAS): removes the keys `moving` selects and returns each one's whole state (values,
+  // optimizer state, clocks, partial sums, held gradients) as a record. Pulls waiting on any of
+  // them are cancelled: their `redirect` runs instead of `serve`, so the worker asks the new owner.
+  struct KeyRecord {
+    Key key;
+    Buffer state;
+  };
+  std::vector<KeyRecord> Export(const std::function<bool(Key)>& moving);
+  // Installs a record made by Export (of an engine of the same job and switch history). Throws
+  // Error naming the key for a record that is malformed or of a key this engine already holds.
+  void Import(Key key, const Buffer& state);
+
+  // Every key this engine holds values for.
+  std::vector<Key> Keys() const;
 
   // The key's current values, or null if it has none yet.
   const Buffer* Values(Key key) const;
@@ -98,6 +114,8 @@ class SyncEngine {
     int64_t clock;
     std::function<void()> serve;
     int own_push_of;
+    std::function<void()> redirect;
+    bool cancelled = false;
   };
   struct KeyState {
     std::unique_ptr<ParameterState> params;

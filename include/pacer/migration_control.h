@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "pacer/session.h"
+#include "pacer/types.h"
+
+namespace pacer {
+
+// The scheduler's handle on key placement (SAS, STRAGGLERS.md section 3). Keys live in ranges
+// (num_ranges of them, a fixed cut of the hashed key space); each range has one owner server.
+// MoveRange gives a range to another server while training goes on: the owner freezes it, sends
+// the keys' values and optimizer state (momentum, Adam moments, step counts), clocks and partial
+// sums to the new owner, which takes over; requests routed by the old table are redirected and
+// resent by the workers, unseen by the caller. No update is lost or applied twice.
+class MigrationControl {
+ public:
+  explicit MigrationControl(Session& session, int app_id = 0);  // on the scheduler
+  ~MigrationControl();
+  MigrationControl(const MigrationControl&) = delete;
+  MigrationControl& operator=(const MigrationControl&) = delete;
+
+  struct Move {
+    int range = -1;
+    int from = -1;  // server indices
+    int to = -1;
+    int64_t epoch = 0;   // the routing table's epoch after the move
+    int64_t bytes = 0;   // state moved
+    double pause_s = 0;  // from the order to the new owner's acknowledgement: the range was
+                         // frozen for at most this long
+  };
+
+  int num_ranges() const;
+  int num_servers() const;
+  int OwnerOf(int range) const;
+  int RangeOf(Key key) const;
+
+  // Moves `range` to server `to` (0..num_servers-1) and tells every node the new table. Throws
+  // Error, changing nothing, for a range or server that does not exist, a range `to` owns already,
+  // or a move a server refuses; TimeoutError after timeout_s.
+  Move MoveRange(int range, int to);
+
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace pacer

@@ -1,0 +1,101 @@
+// Key-range migration (SAS) with every rank a thread: bad orders are refused with clear errors and
+// the job goes on; a storm of migrations during training loses and doubles nothing.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <string>
+#include <vector>
+
+#include "local_job.h"
+#include "pacer/error.h"
+#include "pacer/gradient_sync.h"
+#include "pacer/migration_control.h"
+#include "pacer/parameter_server.h"
+#include "ps/session_core.h"
+
+namespace pacer {
+namespace {
+
+std::string ErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// A MIGRATE order sent by a rank that is not the scheduler; returns the server's answer.
+std::string MigrateFromWorker(Session& session, int range) {
+  std::promise<std::string> answer;
+  SessionCore& core = session.core();
+  const int client = core.AttachClient([&](Message&& msg) { answer.set_value(msg.meta.error()); });
+  Message order;
+  order.meta.set_command(proto::MIGRATE);
+  order.meta.set_sender(session.rank());
+  order.meta.set_client_id(client);
+  order.meta.set_range(range);
+  order.meta.set_target(1);
+  core.transport().Send(SessionCore::ServerRank(0), order, nullptr);
+  std::string error = answer.get_future().get();
+  core.DetachClient(client);
+  return error;
+}
+
+TEST(MigrationTest, BadOrdersAreRefusedAndTheJobGoesOn) {
+  Config config;
+  config.servers = 2;
+  config.optimizer = "sgd:lr=0.5";
+  RunLocalJob(2, 1, config, [](Session& session) {
+    const int scheduler_and_worker = kSchedulerGroup | kWorkerGroup;
+    if (session.is_server()) {
+      ParameterServer server(session);
+      session.Barrier(kAllNodes);
+      return;
+    }
+    if (!session.is_worker()) {
+      MigrationControl control(session);
+      session.Barrier(scheduler_and_worker);  // the worker has registered its tensor
+      const int range = control.RangeOf(0);
+      const int owner = control.OwnerOf(range);
+      EXPECT_EQ(ErrorOf([&] { control.MoveRange(999, 0); }),
+                "range 999 does not exist: the table has ranges 0..31");
+      EXPECT_EQ(ErrorOf([&] { control.MoveRange(range, 5); }),
+                "server 5 does not exist: the job has servers 0..1");
+      EXPECT_EQ(ErrorOf([&] { control.MoveRange(range, owner); }),
+                "range " + std::to_string(range) + " belongs to server " + std::to_string(owner) +
+                    " already");
+      EXPECT_EQ(control.OwnerOf(range), owner);  // refused orders change nothing
+      const MigrationControl::Move move = control.MoveRange(range, 1 - owner);
+      EXPECT_EQ(move.epoch, 1);
+      EXPECT_EQ(move.bytes > 0, true) << "key 0's state moved";
+      session.Barrier(scheduler_and_worker);  // moved: the worker trains on
+      session.Barrier(kAllNodes);
+      return;
+    }
+    std::vector<float> w(4, 1.f), grad(4, 1.f);
+    GradientSync sync(session);
+    sync.Register("w", w.data(), w.size());
+    sync.BeginIteration(1);
+    sync.PushPull("w", grad.data(), w.data());
+    sync.EndIteration();
+    // A worker is not the scheduler: its order is refused, with the reason.
+    const std::string refused = MigrateFromWorker(session, 0);
+    EXPECT_NE(refused.find("only the scheduler (rank 0) moves key ranges, not rank 3"),
+              std::string::npos)
+        << refused;
+    session.Barrier(kSchedulerGroup | kWorkerGroup);
+    session.Barrier(kSchedulerGroup | kWorkerGroup);
+    for (int i = 0; i < 3; ++i) {
+      sync.BeginIteration(1);
+      sync.PushPull("w", grad.data(), w.data());
+      sync.EndIteration();
+    }
+    // Four steps of 0.5: nothing lost or doubled across the move.
+    EXPECT_EQ(w, std::vector<float>(4, -1.f));
+    session.Barrier(kAllNodes);
+  });
+}
+
+}  // namespace
+}  // namespace pacer
