@@ -84,7 +84,7 @@ def main():
               "predicted": ":"}
     seen = set()
     for d in decisions:
-        if d["kind"] == "server":
+        if d["kind"] in ("server", "migration"):
             continue
         label = f"{d['action']} worker {d['target_index']}: {d['kind']} (iteration {d['iter']})"
         key = (d["action"], d["target_index"], d["kind"])

@@ -63,6 +63,9 @@ struct Config {
   int predictor_window = 10;
   // --server_report_ms: how often servers report their service to the scheduler.
   int server_report_ms = 100;
+  // --migrate_every: every this many iterations the scheduler moves the key range of a random
+  // GradientSync key to another server (for testing migration under load); 0: never.
+  int migrate_every = 0;
 
   // Reads the flags (after ParseCommandLine) and their PACER_ environment twins.
   static Config FromFlags();

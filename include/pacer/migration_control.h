@@ -17,6 +17,8 @@ namespace pacer {
 class MigrationControl {
  public:
   explicit MigrationControl(Session& session, int app_id = 0);  // on the scheduler
+  // For the scheduler's own policies (see src/scheduler/).
+  explicit MigrationControl(SessionCore& session, int app_id = 0);
   ~MigrationControl();
   MigrationControl(const MigrationControl&) = delete;
   MigrationControl& operator=(const MigrationControl&) = delete;

@@ -98,6 +98,9 @@ DEFINE_int32(predictor_window,
              pacer::EnvInt("PACER_PREDICTOR_WINDOW", pacer::kDefaults.predictor_window),
              "span of the predictor's moving mean");
 
+DEFINE_int32(migrate_every, pacer::EnvInt("PACER_MIGRATE_EVERY", pacer::kDefaults.migrate_every),
+             "every this many iterations, move a random key's range to another server; 0: never");
+
 DEFINE_int32(server_report_ms,
              pacer::EnvInt("PACER_SERVER_REPORT_MS", pacer::kDefaults.server_report_ms),
              "how often servers report their service time, bytes and queue to the scheduler");
@@ -148,6 +151,7 @@ Config Config::FromFlags() {
   c.detect_window = FLAGS_detect_window;
   c.predictor_window = FLAGS_predictor_window;
   c.server_report_ms = FLAGS_server_report_ms;
+  c.migrate_every = FLAGS_migrate_every;
   return c;
 }
 

@@ -46,14 +46,17 @@ struct MigrationControl::State {
 };
 
 MigrationControl::MigrationControl(Session& session, int app_id)
-    : state_(std::make_shared<State>(session.core())) {
-  if (!session.is_scheduler()) {
+    : MigrationControl(session.core(), app_id) {}
+
+MigrationControl::MigrationControl(SessionCore& session, int app_id)
+    : state_(std::make_shared<State>(session)) {
+  if (session.role() != Role::kScheduler) {
     throw Error(StrCat("rank ", session.rank(), " is a ", RoleName(session.role()),
                        ": only the scheduler moves key ranges"));
   }
   state_->app_id = app_id;
   std::weak_ptr<State> weak = state_;
-  state_->client_id = session.core().AttachClient([weak](Message&& msg) {
+  state_->client_id = session.AttachClient([weak](Message&& msg) {
     if (auto state = weak.lock()) state->OnResponse(std::move(msg));
   });
 }

@@ -40,11 +40,18 @@ constexpr int kWarmupReports = 10;
 Monitor::Monitor(SessionCore& session)
     : session_(session),
       detector_(DetectorOptionsOf(session.config())),
-      reported_(session.num_workers(), 0) {
+      reported_(session.num_workers(), 0),
+      rng_(static_cast<uint64_t>(session.config().inject_seed)) {
   const std::string& path = session.config().metrics;
   if (!path.empty()) {
     metrics_.open(path, std::ios::out | std::ios::trunc);
     if (!metrics_) throw Error("--metrics=" + path + ": cannot open the file for writing");
+  }
+  if (session.config().migrate_every > 0 && session.num_servers() > 1) {
+    mover_ = std::make_unique<RangeMover>(
+        session, [this](const RangeMover::Order& order, const MigrationControl::Move& move) {
+          Moved(order, move);
+        });
   }
   session_.SetReportSinks(
       [this](int rank, const IterationReport& report) { OnReport(rank, report); },
@@ -68,6 +75,7 @@ void Monitor::OnServerReport(int rank, const ServerReport& r) {
         static_cast<long long>(r.bytes_in), static_cast<long long>(r.bytes_out),
         static_cast<long long>(r.keys));
   }
+  server_keys_[index] = r.keys;
   // A nearly idle interval says little about a server's speed, and the first ones of a job pay
   // its warm-up (page faults, first allocations).
   if (r.requests >= kMinRequests && ++server_reports_[index] > kWarmupReports) {
@@ -102,6 +110,7 @@ void Monitor::OnReport(int rank, const IterationReport& r) {
   if (boundary > boundary_) {
     boundary_ = boundary;
     Detect(boundary - 1);
+    if (mover_ && boundary % session_.config().migrate_every == 0) MoveRandomRange(boundary - 1);
   }
 }
 
@@ -134,6 +143,36 @@ void Monitor::Decide(int64_t iteration, const straggler::Detection& d, const cha
       "\"detail\":\"%.3fx the %s\"}\n",
       static_cast<long long>(iteration), session_.SecondsSinceStart(), rank, d.index,
       straggler::KindName(d.kind), action, d.ratio, server ? "median server" : "fastest worker");
+  metrics_.flush();
+}
+
+void Monitor::MoveRandomRange(int64_t iteration) {
+  int64_t keys = 0;
+  for (const auto& entry : server_keys_) keys += entry.second;
+  // GradientSync numbers its keys 0, 1, 2, ...: a random one of them has a range worth moving.
+  const int range =
+      mover_->control().RangeOf(rng_() % static_cast<uint64_t>(std::max<int64_t>(1, keys)));
+  const int servers = session_.num_servers();
+  const int from = mover_->control().OwnerOf(range);
+  const int to =
+      (from + 1 + static_cast<int>(rng_() % static_cast<uint64_t>(servers - 1))) % servers;
+  mover_->Request({iteration, range, to});
+}
+
+void Monitor::Moved(const RangeMover::Order& order, const MigrationControl::Move& move) {
+  std::lock_guard<std::mutex> lock(mu_);
+  LOG(INFO) << "iteration " << order.iteration << ": moved range " << move.range << " from server "
+            << move.from << " to server " << move.to << " (epoch " << move.epoch << ", "
+            << move.bytes << " bytes, " << move.pause_s * 1e3 << " ms)";
+  if (!metrics_.is_open()) return;
+  metrics_ << Format(
+      "{\"type\":\"decision\",\"iter\":%lld,\"t_s\":%.6f,\"policy\":\"migrate_every\","
+      "\"target_rank\":%d,\"target_index\":%d,\"kind\":\"migration\",\"action\":\"move\","
+      "\"detail\":\"range %d from server %d to server %d\",\"range\":%d,\"from\":%d,"
+      "\"to\":%d,\"epoch\":%lld,\"bytes\":%lld,\"pause_ms\":%.3f}\n",
+      static_cast<long long>(order.iteration), session_.SecondsSinceStart(), 1 + move.to, move.to,
+      move.range, move.from, move.to, move.range, move.from, move.to,
+      static_cast<long long>(move.epoch), static_cast<long long>(move.bytes), move.pause_s * 1e3);
   metrics_.flush();
 }
 

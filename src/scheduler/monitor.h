@@ -5,12 +5,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "ps/session_core.h"
+#include "scheduler/range_mover.h"
 #include "straggler/detector.h"
 #include "straggler/predictor.h"
 
@@ -20,8 +22,7 @@ namespace pacer {
 // detector and predictors at every iteration boundary (once every worker has reported the
 // iteration), and writes the metrics log (--metrics): one JSON line per worker iteration, one per
 // server report (every --server_report_ms) and one per detection, when a node is flagged and when
-// it is cleared. Field names are stable: tools and
-// checks read them.
+// it is cleared, one per range moved. Field names are stable: tools and checks read them.
 class Monitor {
  public:
   explicit Monitor(SessionCore& session);  // on the scheduler
@@ -34,6 +35,9 @@ class Monitor {
   void OnServerReport(int rank, const ServerReport& report);
   void Detect(int64_t iteration);
   void Decide(int64_t iteration, const straggler::Detection& d, const char* action);
+  // --migrate_every: orders a move of a random GradientSync key's range at this boundary.
+  void MoveRandomRange(int64_t iteration);
+  void Moved(const RangeMover::Order& order, const MigrationControl::Move& move);
   int WorkerRank(int index) const { return 1 + session_.num_servers() + index; }
 
   SessionCore& session_;
@@ -45,6 +49,9 @@ class Monitor {
   std::map<int, int> server_reports_;  // per server: reports seen
   int64_t boundary_ = 0;               // every worker has reported the iterations before it
   std::set<std::pair<int, straggler::Detection::Kind>> flagged_;  // (worker index, kind)
+  std::map<int, int64_t> server_keys_;  // per server: keys held, as last reported
+  std::mt19937_64 rng_;
+  std::unique_ptr<RangeMover> mover_;  // last: its thread stops first
 };
 
 }  // namespace pacer
