@@ -274,32 +274,30 @@ void SessionCore::SendOrLog(int dst, const Message& msg) {
   }
 }
 
+Message SessionCore::ReplyTo(const proto::Meta& request) const {
+  Message reply;
+  reply.meta.set_command(request.command());
+  reply.meta.set_is_response(true);
+  reply.meta.set_sender(rank());
+  reply.meta.set_app_id(request.app_id());
+  reply.meta.set_client_id(request.client_id());
+  reply.meta.set_request_id(request.request_id());
+  reply.meta.set_part(request.part());
+  return reply;
+}
+
 void SessionCore::RejectRequest(const proto::Meta& request, const std::string& error) {
   std::ostringstream s;
   s << "server rank " << rank() << " rejected " << Describe(request) << " from rank "
     << request.sender() << ": " << error;
   LOG(WARNING) << s.str();
-  Message reply;
-  reply.meta.set_command(request.command());
-  reply.meta.set_is_response(true);
-  reply.meta.set_sender(rank());
-  reply.meta.set_app_id(request.app_id());
-  reply.meta.set_client_id(request.client_id());
-  reply.meta.set_request_id(request.request_id());
-  reply.meta.set_part(request.part());
+  Message reply = ReplyTo(request);
   reply.meta.set_error(s.str());
   SendOrLog(request.sender(), reply);
 }
 
 void SessionCore::RedirectRequest(const proto::Meta& request, bool pushed) {
-  Message reply;
-  reply.meta.set_command(request.command());
-  reply.meta.set_is_response(true);
-  reply.meta.set_sender(rank());
-  reply.meta.set_app_id(request.app_id());
-  reply.meta.set_client_id(request.client_id());
-  reply.meta.set_request_id(request.request_id());
-  reply.meta.set_part(request.part());
+  Message reply = ReplyTo(request);
   reply.meta.set_redirect(true);
   reply.meta.set_pushed(pushed);
   reply.meta.set_routing(routing()->Encode());

@@ -97,6 +97,8 @@ class SessionCore {
   void HandleRoutingUpdate(Message&& msg);
   int GroupSize(int group) const;
   void SendOrLog(int dst, const Message& msg);
+  // A response's header: to the sender of `request`, for its client, request and part.
+  Message ReplyTo(const proto::Meta& request) const;
 
   Config config_;
   std::vector<straggler::FaultSpec> faults_;
