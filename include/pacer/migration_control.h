@@ -42,6 +42,8 @@ class MigrationControl {
   // Error, changing nothing, for a range or server that does not exist, a range `to` owns already,
   // or a move a server refuses; TimeoutError after timeout_s.
   Move MoveRange(int range, int to);
+  // Makes a MoveRange that waits, and every later one, throw Error at once (a job ending).
+  void Cancel();
 
   struct State;
 

@@ -476,11 +476,20 @@ void SessionCore::Barrier(int group, std::optional<std::chrono::milliseconds> ti
   }
 }
 
+void SessionCore::SetFinalizeHook(std::function<void()> hook) {
+  std::lock_guard<std::mutex> lock(finalize_mu_);
+  finalize_hook_ = std::move(hook);
+}
+
 void SessionCore::Finalize() {
   if (finalized_) return;
   finalized_ = true;
   // Servers and the scheduler wait here for as long as the workers train: no deadline.
   Barrier(kAllNodes, std::nullopt);
+  {
+    std::lock_guard<std::mutex> lock(finalize_mu_);
+    if (finalize_hook_) finalize_hook_();
+  }
   {
     std::lock_guard<std::mutex> lock(report_mu_);
     transport_stopped_ = true;

@@ -85,6 +85,10 @@ class SessionCore {
   // `pushed`: its push was applied, only the pull is to be resent.
   void RedirectRequest(const proto::Meta& request, bool pushed);
 
+  // Runs `hook` in Finalize, after the last barrier and before the transport stops (the
+  // scheduler's Monitor ends its moves there); nullptr removes it.
+  void SetFinalizeHook(std::function<void()> hook);
+
   // Waits without deadline when `timeout` is empty.
   void Barrier(int group, std::optional<std::chrono::milliseconds> timeout);
   void Finalize();
@@ -115,6 +119,8 @@ class SessionCore {
   Role role_;
   bool finalize_mpi_;
   bool finalized_ = false;
+  std::mutex finalize_mu_;
+  std::function<void()> finalize_hook_;
   std::mutex report_mu_;
   bool transport_stopped_ = false;  // reports are dropped from then on
 

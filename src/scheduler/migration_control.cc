@@ -41,6 +41,7 @@ struct MigrationControl::State {
   std::condition_variable done;
   int64_t last_request = 0;
   bool answered = false;
+  bool cancelled = false;
   std::string error;
   int64_t bytes = 0;
 };
@@ -75,6 +76,12 @@ int MigrationControl::OwnerOf(int range) const {
   return table->ranges()[range].server;
 }
 
+void MigrationControl::Cancel() {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->cancelled = true;
+  state_->done.notify_all();
+}
+
 int MigrationControl::RangeOf(Key key) const { return state_->session.routing()->RangeOf(key); }
 
 MigrationControl::Move MigrationControl::MoveRange(int range, int to) {
@@ -107,10 +114,11 @@ MigrationControl::Move MigrationControl::MoveRange(int range, int to) {
   {
     std::unique_lock<std::mutex> lock(s.mu);
     const auto timeout = std::chrono::duration<double>(s.session.config().timeout_s);
-    if (!s.done.wait_for(lock, timeout, [&] { return s.answered; })) {
+    if (!s.done.wait_for(lock, timeout, [&] { return s.answered || s.cancelled; })) {
       throw TimeoutError(StrCat("moving range ", range, " from server ", from, " to server ", to,
                                 ": no answer within ", s.session.config().timeout_s, " s"));
     }
+    if (!s.answered) throw Error(StrCat("moving range ", range, ": cancelled, the job is ending"));
     if (!s.error.empty()) throw Error(s.error);
     move = {
         range,   from,

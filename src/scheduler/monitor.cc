@@ -53,12 +53,26 @@ Monitor::Monitor(SessionCore& session)
           Moved(order, move);
         });
   }
+  session_.SetFinalizeHook([this] { Stop(); });
   session_.SetReportSinks(
       [this](int rank, const IterationReport& report) { OnReport(rank, report); },
       [this](int rank, const ServerReport& report) { OnServerReport(rank, report); });
 }
 
-Monitor::~Monitor() { session_.SetReportSinks(nullptr, nullptr); }
+Monitor::~Monitor() {
+  session_.SetFinalizeHook(nullptr);
+  Stop();
+  session_.SetReportSinks(nullptr, nullptr);
+}
+
+void Monitor::Stop() {
+  std::unique_ptr<RangeMover> mover;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    mover = std::move(mover_);
+  }
+  mover.reset();  // outside the lock: a finishing move logs under it
+}
 
 void Monitor::OnServerReport(int rank, const ServerReport& r) {
   std::lock_guard<std::mutex> lock(mu_);

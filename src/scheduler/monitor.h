@@ -30,6 +30,10 @@ class Monitor {
   Monitor(const Monitor&) = delete;
   Monitor& operator=(const Monitor&) = delete;
 
+  // Orders no more moves and abandons the one in flight (after the job's last barrier its
+  // acknowledgement may never come). The session calls it when it finalizes.
+  void Stop();
+
  private:
   void OnReport(int rank, const IterationReport& report);
   void OnServerReport(int rank, const ServerReport& report);

@@ -12,6 +12,7 @@ RangeMover::~RangeMover() {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
+  control_.Cancel();
   ready_.notify_all();
   thread_.join();
 }
