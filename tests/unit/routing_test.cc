@@ -45,6 +45,27 @@ TEST(RoutingTest, RangesCoverTheKeySpaceInOrder) {
   for (uint64_t w : widths) EXPECT_LE(std::max(w, widths[0]) - std::min(w, widths[0]), 1u);
 }
 
+// Keys on and next to every range's bounds land in the range whose bounds hold them.
+TEST(RoutingTest, RangeOfAgreesWithTheBounds) {
+  const uint64_t inverse = [] {
+    uint64_t a = 0x9E3779B97F4A7C15ULL, x = a;
+    for (int i = 0; i < 6; ++i) x *= 2 - a * x;
+    return x;
+  }();
+  for (int servers : {1, 3, 7}) {
+    Router router(servers, 5);
+    const auto& r = router.ranges();
+    for (int i = 0; i < router.num_ranges(); ++i) {
+      for (int64_t delta : {-1, 0, 1}) {
+        const uint64_t spread = r[i].begin + static_cast<uint64_t>(delta);
+        int expected = 0;
+        while (expected + 1 < router.num_ranges() && r[expected + 1].begin <= spread) ++expected;
+        EXPECT_EQ(router.RangeOf(spread * inverse), expected) << "spread " << spread;
+      }
+    }
+  }
+}
+
 TEST(RoutingTest, MovesBumpTheEpochAndKeepOneOwnerPerKey) {
   Router router(2, 4);
   const Key key = 12345;
