@@ -1,7 +1,6 @@
 #include "pacer/migration_control.h"
 
 #include <chrono>
-#include <condition_variable>
 #include <mutex>
 #include <string>
 
@@ -9,20 +8,12 @@
 #include "ps/routing.h"
 #include "ps/session_core.h"
 #include "ps/str_cat.h"
+#include "scheduler/control_channel.h"
 
 namespace pacer {
 
 struct MigrationControl::State {
-  explicit State(SessionCore& s) : session(s) {}
-
-  void OnResponse(Message&& msg) {
-    std::lock_guard<std::mutex> lock(mu);
-    if (msg.meta.request_id() != last_request || answered) return;  // of a move that timed out
-    answered = true;
-    error = msg.meta.error();
-    bytes = msg.meta.moved_bytes();
-    done.notify_all();
-  }
+  explicit State(SessionCore& s) : session(s), channel(s) {}
 
   void Broadcast(const Router& table) {
     Message update;
@@ -35,15 +26,8 @@ struct MigrationControl::State {
   }
 
   SessionCore& session;
+  ControlChannel channel;
   int app_id = 0;
-  int client_id = -1;
-  std::mutex mu;
-  std::condition_variable done;
-  int64_t last_request = 0;
-  bool answered = false;
-  bool cancelled = false;
-  std::string error;
-  int64_t bytes = 0;
 };
 
 MigrationControl::MigrationControl(Session& session, int app_id)
@@ -56,13 +40,9 @@ MigrationControl::MigrationControl(SessionCore& session, int app_id)
                        ": only the scheduler moves key ranges"));
   }
   state_->app_id = app_id;
-  std::weak_ptr<State> weak = state_;
-  state_->client_id = session.AttachClient([weak](Message&& msg) {
-    if (auto state = weak.lock()) state->OnResponse(std::move(msg));
-  });
 }
 
-MigrationControl::~MigrationControl() { state_->session.DetachClient(state_->client_id); }
+MigrationControl::~MigrationControl() = default;
 
 int MigrationControl::num_ranges() const { return state_->session.routing()->num_ranges(); }
 int MigrationControl::num_servers() const { return state_->session.num_servers(); }
@@ -76,11 +56,7 @@ int MigrationControl::OwnerOf(int range) const {
   return table->ranges()[range].server;
 }
 
-void MigrationControl::Cancel() {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  state_->cancelled = true;
-  state_->done.notify_all();
-}
+void MigrationControl::Cancel() { state_->channel.Cancel(); }
 
 int MigrationControl::RangeOf(Key key) const { return state_->session.routing()->RangeOf(key); }
 
@@ -91,40 +67,27 @@ MigrationControl::Move MigrationControl::MoveRange(int range, int to) {
   const int from = OwnerOf(range);
   if (to == from) throw Error(StrCat("range ", range, " belongs to server ", to, " already"));
   next.Move(range, to);  // throws for a server that does not exist
-  int64_t request_id;
-  {
-    std::lock_guard<std::mutex> lock(s.mu);
-    request_id = ++s.last_request;
-    s.answered = false;
-    s.error.clear();
-    s.bytes = 0;
-  }
+  const int64_t request_id = s.channel.Begin(1);
   Message order;
   order.meta.set_command(proto::MIGRATE);
   order.meta.set_sender(s.session.rank());
   order.meta.set_app_id(s.app_id);
-  order.meta.set_client_id(s.client_id);
+  order.meta.set_client_id(s.channel.client_id());
   order.meta.set_request_id(request_id);
   order.meta.set_range(range);
   order.meta.set_target(to);
   order.meta.set_routing(next.Encode());
   const auto start = std::chrono::steady_clock::now();
   s.session.transport().Send(SessionCore::ServerRank(from), order, nullptr);
-  Move move;
-  {
-    std::unique_lock<std::mutex> lock(s.mu);
-    const auto timeout = std::chrono::duration<double>(s.session.config().timeout_s);
-    if (!s.done.wait_for(lock, timeout, [&] { return s.answered || s.cancelled; })) {
-      throw TimeoutError(StrCat("moving range ", range, " from server ", from, " to server ", to,
-                                ": no answer within ", s.session.config().timeout_s, " s"));
-    }
-    if (!s.answered) throw Error(StrCat("moving range ", range, ": cancelled, the job is ending"));
-    if (!s.error.empty()) throw Error(s.error);
-    move = {
-        range,   from,
-        to,      next.epoch(),
-        s.bytes, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
-  }
+  const proto::Meta answer =
+      s.channel.Wait(StrCat("moving range ", range, " from server ", from, " to server ", to))[0];
+  if (!answer.error().empty()) throw Error(answer.error());
+  const Move move{range,
+                  from,
+                  to,
+                  next.epoch(),
+                  answer.moved_bytes(),
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
   s.session.InstallRouting(next);
   s.Broadcast(next);
   return move;

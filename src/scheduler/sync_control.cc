@@ -1,7 +1,5 @@
 #include "pacer/sync_control.h"
 
-#include <chrono>
-#include <condition_variable>
 #include <mutex>
 #include <string>
 
@@ -9,63 +7,40 @@
 #include "pacer/error.h"
 #include "ps/session_core.h"
 #include "ps/str_cat.h"
+#include "scheduler/control_channel.h"
 
 namespace pacer {
 
 struct SyncControl::State {
-  explicit State(SessionCore& s) : session(s) {}
+  explicit State(SessionCore& s) : session(s), channel(s) {}
 
   // Sends one phase to every server and merges their answers; throws on the first error.
   ResponseStamp Broadcast(proto::Command command, const std::string& mode, int64_t clock) {
     const int servers = session.num_servers();
-    int64_t request_id;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      request_id = ++last_request;
-      answered = 0;
-      answer = ResponseStamp();
-      error.clear();
-    }
+    const int64_t request_id = channel.Begin(servers);
     for (int s = 0; s < servers; ++s) {
       Message msg;
       msg.meta.set_command(command);
       msg.meta.set_sender(session.rank());
       msg.meta.set_app_id(app_id);
-      msg.meta.set_client_id(client_id);
+      msg.meta.set_client_id(channel.client_id());
       msg.meta.set_request_id(request_id);
       msg.meta.set_sync_mode(mode);
       msg.meta.set_clock(clock);
       session.transport().Send(SessionCore::ServerRank(s), msg, nullptr);
     }
-    std::unique_lock<std::mutex> lock(mu);
-    const auto timeout = std::chrono::duration<double>(session.config().timeout_s);
-    if (!done.wait_for(lock, timeout, [&] { return answered == servers; })) {
-      throw TimeoutError(StrCat("switching to ", mode.empty() ? "a new mode" : mode, ": ", answered,
-                                " of ", servers, " servers answered within ",
-                                session.config().timeout_s, " s"));
+    ResponseStamp answer;
+    for (const proto::Meta& meta :
+         channel.Wait(StrCat("switching to ", mode.empty() ? std::string("a new mode") : mode))) {
+      if (!meta.error().empty()) throw Error(meta.error());
+      answer.Merge({meta.version(), meta.complete_clock(), meta.clock()});
     }
-    if (!error.empty()) throw Error(error);
     return answer;
   }
 
-  void OnResponse(Message&& msg) {
-    std::lock_guard<std::mutex> lock(mu);
-    if (msg.meta.request_id() != last_request) return;  // of a phase that timed out
-    if (!msg.meta.error().empty() && error.empty()) error = msg.meta.error();
-    answer.Merge({msg.meta.version(), msg.meta.complete_clock(), msg.meta.clock()});
-    ++answered;
-    done.notify_all();
-  }
-
   SessionCore& session;
+  ControlChannel channel;
   int app_id = 0;
-  int client_id = -1;
-  std::mutex mu;
-  std::condition_variable done;
-  int64_t last_request = 0;
-  int answered = 0;
-  ResponseStamp answer;
-  std::string error;
 };
 
 SyncControl::SyncControl(Session& session, int app_id)
@@ -75,13 +50,9 @@ SyncControl::SyncControl(Session& session, int app_id)
                        ": only the scheduler switches synchronization modes"));
   }
   state_->app_id = app_id;
-  std::weak_ptr<State> weak = state_;
-  state_->client_id = session.core().AttachClient([weak](Message&& msg) {
-    if (auto state = weak.lock()) state->OnResponse(std::move(msg));
-  });
 }
 
-SyncControl::~SyncControl() { state_->session.DetachClient(state_->client_id); }
+SyncControl::~SyncControl() = default;
 
 int64_t SyncControl::Switch(const SyncMode& mode) {
   std::lock_guard<std::mutex> control(state_->session.control_mutex());
