@@ -55,7 +55,7 @@ struct KVClientCore::State : std::enable_shared_from_this<KVClientCore::State> {
   };
   struct Pending {
     Request request;                     // keys and values, kept to resend redirected parts
-    std::vector<size_t> offsets;         // byte offset of each key's values (pushes)
+    std::vector<size_t> offsets;         // byte offset of each key's values; see OffsetsOf
     std::vector<Part> parts;             // indexed by the part number the messages carry
     std::unique_ptr<PullAssembly> pull;  // pulls and push-pulls
     std::shared_ptr<ResponseStamp> answer;
@@ -74,9 +74,16 @@ struct KVClientCore::State : std::enable_shared_from_this<KVClientCore::State> {
   void OnResponse(Message&& msg);
   // Resends the keys of a part that a server no longer owns, as the table it sent says.
   void Redirect(int ts, const Message& msg);
-  // Sends the keys at `positions` as one part per owning server, by the routing table now, and
-  // adds them to the request's tracker. Called with `mu` not held (a send may complete at once).
-  void SendParts(int ts, Pending& p, Operation op, const std::vector<size_t>& positions);
+  // One message per owning server, by the routing table now, for the keys at `positions` (all
+  // keys when null); each is recorded as a part of `p`.
+  using Cut = std::vector<std::pair<int, Message>>;
+  Cut CutParts(int ts, Pending& p, Operation op, const std::vector<size_t>* positions);
+  // Adds the messages to the request's tracker and sends them. Called with `mu` not held (a send
+  // may complete at once).
+  void SendParts(int ts, Cut messages);
+  // The byte offset of each key's values in a push, computed when a push is first cut over
+  // several servers.
+  const std::vector<size_t>& OffsetsOf(Pending& p);
   uint8_t* Place(const DecodedHeader& header);
   void Complete(int ts);
   std::string Prefix() const { return "rank " + std::to_string(session.rank()) + ": "; }
@@ -143,24 +150,40 @@ void KVClientCore::State::Redirect(int ts, const Message& msg) {
     session.InstallRouting(Router::Decode(msg.meta.routing(), session.num_servers()));
     // A push-pull whose push was applied before its keys moved: only the pull is left to do.
     const Operation op = msg.meta.pushed() ? Operation::kPull : part.op;
-    SendParts(ts, *p, op, part.positions);
+    SendParts(ts, CutParts(ts, *p, op, &part.positions));
   } catch (const std::exception& e) {
     error = StrCat(Prefix(), "redirected by server rank ", msg.meta.sender(), ": ", e.what());
   }
   PartDone(ts, error);
 }
 
-void KVClientCore::State::SendParts(int ts, Pending& p, Operation op,
-                                    const std::vector<size_t>& positions) {
+const std::vector<size_t>& KVClientCore::State::OffsetsOf(Pending& p) {
+  std::lock_guard<std::mutex> lock(mu);
+  const Request& request = p.request;
+  const size_t n = request.keys.count<Key>();
+  if (p.offsets.empty()) {
+    const int32_t* lens = request.lens.as<int32_t>();
+    const size_t uniform = request.values.size() / n;
+    p.offsets.resize(n + 1, 0);
+    for (size_t i = 0; i < n; ++i) {
+      p.offsets[i + 1] =
+          p.offsets[i] + (lens ? static_cast<size_t>(lens[i]) * value_size : uniform);
+    }
+  }
+  return p.offsets;
+}
+
+KVClientCore::State::Cut KVClientCore::State::CutParts(int ts, Pending& p, Operation op,
+                                                       const std::vector<size_t>* positions) {
   const Request& request = p.request;
   const bool push = op != Operation::kPull;
   const Key* keys = request.keys.as<Key>();
   const int32_t* lens = request.lens.as<int32_t>();
   const size_t n = request.keys.count<Key>();
-  const bool whole = positions.size() == n;  // positions are then 0..n-1
+  const bool whole = positions == nullptr;
   std::vector<Key> part_keys;
   if (!whole) {
-    for (size_t i : positions) part_keys.push_back(keys[i]);
+    for (size_t i : *positions) part_keys.push_back(keys[i]);
   }
   const std::shared_ptr<const Router> table = session.routing();
   std::vector<std::vector<size_t>> slices =
@@ -168,12 +191,12 @@ void KVClientCore::State::SendParts(int ts, Pending& p, Operation op,
   // A push-pull resent as a pull asks for the iteration after the one it pushed (see
   // ParameterServer).
   const bool pull_after_push = request.op == Operation::kPushPull && op == Operation::kPull;
-  std::vector<std::pair<int, Message>> messages;
+  Cut messages;
   for (int server = 0; server < table->num_servers(); ++server) {
     if (slices[server].empty()) continue;
     std::vector<size_t> slice = std::move(slices[server]);
     if (!whole) {
-      for (size_t& j : slice) j = positions[j];
+      for (size_t& j : slice) j = (*positions)[j];
     }
     Message msg;
     proto::Meta& meta = msg.meta;
@@ -198,10 +221,11 @@ void KVClientCore::State::SendParts(int ts, Pending& p, Operation op,
       msg.keys = Gather(keys, slice);
       if (lens) msg.lens = Gather(lens, slice);
       // Values by reference, one fragment per run of consecutive keys.
+      const std::vector<size_t>* offsets = push ? &OffsetsOf(p) : nullptr;
       for (size_t j = 0; push && j < slice.size();) {
         size_t end = j + 1;
         while (end < slice.size() && slice[end] == slice[end - 1] + 1) ++end;
-        size_t begin_byte = p.offsets[slice[j]], end_byte = p.offsets[slice[end - 1] + 1];
+        size_t begin_byte = (*offsets)[slice[j]], end_byte = (*offsets)[slice[end - 1] + 1];
         msg.vals.push_back(request.values.Slice(begin_byte, end_byte - begin_byte));
         j = end;
       }
@@ -213,6 +237,10 @@ void KVClientCore::State::SendParts(int ts, Pending& p, Operation op,
     }
     messages.emplace_back(server, std::move(msg));
   }
+  return messages;
+}
+
+void KVClientCore::State::SendParts(int ts, Cut messages) {
   // Counted before any is sent: a send may complete, and its response arrive, at once.
   tracker.AddParts(ts, 2 * static_cast<int>(messages.size()));
   for (auto& [server, msg] : messages) {
@@ -303,38 +331,24 @@ int KVClientCore::Submit(Request request) {
     throw Error(s.Prefix() + "invalid " + OperationName(request.op) + ": " + error);
   }
 
-  const std::shared_ptr<const Router> table = s.session.routing();
-  int targets = 0;
-  for (const auto& slice : table->Slice(keys, n)) targets += !slice.empty();
-
   auto pending = std::make_shared<State::Pending>();
-  if (push && (targets > 1 || table->num_servers() > 1)) {
-    // Byte offset of each key's values, for slicing a push over several servers (now, or when a
-    // part is redirected).
-    pending->offsets.resize(n + 1, 0);
-    size_t uniform = request.values.size() / n;
-    for (size_t i = 0; i < n; ++i) {
-      pending->offsets[i + 1] =
-          pending->offsets[i] + (lens ? static_cast<size_t>(lens[i]) * s.value_size : uniform);
-    }
-  }
   pending->answer = request.sync.answer;
-  if (request.op != Operation::kPush) {
-    pending->pull = std::make_unique<PullAssembly>(request.keys, targets,
-                                                   std::move(request.destination), s.value_size);
-  }
   const Operation op = request.op;
+  PullDestination destination = std::move(request.destination);
   pending->request = std::move(request);
   // Each server part: the send completes, the response arrives. The parts are counted as they
-  // are cut; a placeholder part keeps the request open until then.
+  // are sent; a placeholder part keeps the request open until then.
   int ts = s.tracker.Start(1);
+  State::Cut cut = s.CutParts(ts, *pending, op, nullptr);
+  if (op != Operation::kPush) {
+    pending->pull = std::make_unique<PullAssembly>(
+        pending->request.keys, static_cast<int>(cut.size()), std::move(destination), s.value_size);
+  }
   {
     std::lock_guard<std::mutex> lock(s.mu);
     s.pending[ts] = pending;
   }
-  std::vector<size_t> all(n);
-  for (size_t i = 0; i < n; ++i) all[i] = i;
-  s.SendParts(ts, *pending, op, all);
+  s.SendParts(ts, std::move(cut));
   s.PartDone(ts, "");  // the placeholder that kept the request open while its parts were sent
   return ts;
 }

@@ -32,10 +32,7 @@ class ParameterServer::Impl {
     });
     core_.SetMigrationHandlers(
         [this](int shard, const std::function<bool(Key)>& moving) {
-          std::vector<detail::KVServerCore::MovedKey> records;
-          for (auto& [key, state] : engines_[shard]->Export(moving)) {
-            records.emplace_back(key, std::move(state));
-          }
+          std::vector<detail::KVServerCore::MovedKey> records = engines_[shard]->Export(moving);
           core_.AddKeys(-static_cast<int64_t>(records.size()));
           return records;
         },

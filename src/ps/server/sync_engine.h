@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "pacer/buffer.h"
@@ -85,10 +86,7 @@ class SyncEngine {
   // Migration (SAS): removes the keys `moving` selects and returns each one's whole state (values,
   // optimizer state, clocks, partial sums, held gradients) as a record. Pulls waiting on any of
   // them are cancelled: their `redirect` runs instead of `serve`, so the worker asks the new owner.
-  struct KeyRecord {
-    Key key;
-    Buffer state;
-  };
+  using KeyRecord = std::pair<Key, Buffer>;  // a key and its state (KVServerCore::MovedKey)
   std::vector<KeyRecord> Export(const std::function<bool(Key)>& moving);
   // Installs a record made by Export (of an engine of the same job and switch history). Throws
   // Error naming the key for a record that is malformed or of a key this engine already holds.
