@@ -4,12 +4,13 @@
 //   mpirun -np 7 build/bin/pacer-scenario --servers 2 --scenario=S1 --policy=backup:1
 //          --compute-ms=20 --iters=60 --json=s1-backup.json
 //
-// S3 caps links (--link-mb-s), S4 slows server 0 from 4 s to 10 s. Each iteration a worker sleeps
-// --compute-ms (the compute of a larger model), then computes and
-// pushes its minibatch's gradient. Worker 0 measures test accuracy every --eval-every iterations.
-// The summary gives iteration time percentiles over every worker's iterations, the fraction of
-// time blocked in synchronization, final accuracy, time to --target-acc, bytes moved and
-// worker-seconds.
+// S3 caps links (--link-mb-s), S4 slows server 0 in --server-window (from 4 s to 10 s). Each
+// iteration a worker sleeps --compute-ms (the compute of a larger model), then computes and pushes
+// its minibatch's gradient; --model-mb adds the larger model's size, --server-mb-s caps every
+// server's service rate (a server-bound job, where S4 shows). Worker 0 measures test accuracy every
+// --eval-every iterations. The summary gives iteration time percentiles over every worker's
+// iterations, the fraction of time blocked in synchronization, final accuracy, time to
+// --target-acc, bytes moved and worker-seconds.
 #include <gflags/gflags.h>
 #include <mpi.h>
 #include <pacer/gradient_sync.h>
@@ -35,12 +36,20 @@
 
 DEFINE_string(scenario, "S6", "S1..S6 (STRAGGLERS.md section 9)");
 DEFINE_double(link_mb_s, 10, "S3: every worker's link bandwidth in MB/s (worker 0's is a third)");
-DEFINE_string(policy, "bsp", "bsp, asp, ssp:S, backup:B, dynsgd, consgd");
+DEFINE_double(server_mb_s, 0,
+              "every server's emulated service rate in MB/s of work (0: their own speed); S4 "
+              "slows server 0 to a third of it");
+DEFINE_string(policy, "bsp", "bsp, asp, ssp:S, backup:B, dynsgd, consgd, sas");
+DEFINE_string(server_window, "4s:6s", "S4: when server 0 is slow, START:LENGTH since the start");
 DEFINE_int32(iters, 100, "iterations (clocks) to train");
 DEFINE_double(target_acc, 0.8, "test accuracy whose first time is reported");
 DEFINE_double(compute_ms, 20, "emulated compute time per iteration");
+DEFINE_double(model_mb, 0,
+              "the size of the model that --compute-ms stands for: a tensor of this many MB of "
+              "parameters with a zero gradient travels with the softmax's each iteration");
 DEFINE_int32(batch, 64, "samples per worker and iteration");
 DEFINE_double(lr, 0.1, "learning rate of the servers' SGD");
+DEFINE_double(momentum, 0, "momentum of the servers' SGD (state that moves with a key range)");
 DEFINE_int32(eval_every, 10, "iterations between worker 0's accuracy checks");
 DEFINE_int32(eval_samples, 2000, "test samples of the periodic checks (the final one uses all)");
 DEFINE_string(json, "", "write the summary here");
@@ -79,9 +88,12 @@ WorkerLog Train(pacer::Session& session, double* accuracy, double* time_to_targe
   SoftmaxRegression model(train.features, train.classes);
   std::vector<float> w(model.weights_size()), b(model.biases_size());
   std::vector<float> gw(w.size()), gb(b.size());
+  const size_t ballast_floats = static_cast<size_t>(FLAGS_model_mb * 1e6 / sizeof(float));
+  std::vector<float> ballast(ballast_floats), ballast_gradient(ballast_floats);
   pacer::GradientSync sync(session);
   sync.Register("weights", w.data(), w.size());
   sync.Register("biases", b.data(), b.size());
+  if (ballast_floats > 0) sync.Register("ballast", ballast.data(), ballast.size());
   WorkerLog log;
   const auto start = std::chrono::steady_clock::now();
   *time_to_target = -1;
@@ -94,6 +106,7 @@ WorkerLog Train(pacer::Session& session, double* accuracy, double* time_to_targe
                w.data(), b.data(), gw.data(), gb.data());
     sync.PushPull("weights", gw.data(), w.data());
     sync.PushPull("biases", gb.data(), b.data());
+    if (ballast_floats > 0) sync.PushPull("ballast", ballast_gradient.data(), ballast.data());
     sync.EndIteration();
     const pacer::IterationStats& s = sync.last_iteration();
     log.iteration_s.push_back(s.total_s);
@@ -162,11 +175,15 @@ int Run(int argc, char** argv) {
   int provided = 0, size = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);  // the presets need the size
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  config.sync = pacer::bench::PolicySync(FLAGS_policy);
-  config.optimizer = "sgd:lr=" + std::to_string(FLAGS_lr);
+  pacer::bench::ApplyPolicy(FLAGS_policy, &config);
+  config.optimizer = "sgd:lr=" + std::to_string(FLAGS_lr) +
+                     (FLAGS_momentum > 0 ? ",momentum=" + std::to_string(FLAGS_momentum) : "");
   for (const std::string& spec : pacer::bench::ScenarioInjects(
-           FLAGS_scenario, size - 1 - config.servers, FLAGS_link_mb_s * 1e6)) {
+           FLAGS_scenario, size - 1 - config.servers, FLAGS_link_mb_s * 1e6, FLAGS_server_window)) {
     config.inject.push_back(spec);
+  }
+  if (FLAGS_server_mb_s > 0) {
+    config.inject.push_back("server:*:rate=" + std::to_string(FLAGS_server_mb_s) + "MB/s");
   }
   pacer::Session session(config);
   MPI_Comm workers;

@@ -9,7 +9,8 @@ namespace pacer {
 namespace bench {
 
 std::vector<std::string> ScenarioInjects(const std::string& scenario, int workers,
-                                         double link_bytes_per_s) {
+                                         double link_bytes_per_s,
+                                         const std::string& server_window) {
   if (scenario == "S1") return {"worker:0:compute=3x"};
   if (scenario == "S2") return {"worker:*:compute=3x@p=0.1"};
   if (scenario == "S3") {
@@ -22,15 +23,20 @@ std::vector<std::string> ScenarioInjects(const std::string& scenario, int worker
     }
     return specs;
   }
-  if (scenario == "S4") return {"server:0:service=3x@window=4s:6s"};
+  if (scenario == "S4") return {"server:0:service=3x@window=" + server_window};
   if (scenario == "S5") return {"worker:0:compute=3x@period=200:50"};
   if (scenario == "S6") return {};
   throw std::invalid_argument("--scenario=" + scenario + ": expected S1 to S6");
 }
 
-std::string PolicySync(const std::string& policy) {
+void ApplyPolicy(const std::string& policy, Config* config) {
+  if (policy == "sas") {
+    config->sync = "bsp";
+    config->balance = "sas";
+    return;
+  }
   try {
-    return SyncMode::Parse(policy).ToString();
+    config->sync = SyncMode::Parse(policy).ToString();
   } catch (const Error& e) {
     throw std::invalid_argument("--policy=" + policy + ": not a known policy (" + e.what() + ")");
   }

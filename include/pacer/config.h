@@ -66,6 +66,10 @@ struct Config {
   // --migrate_every: every this many iterations the scheduler moves the key range of a random
   // GradientSync key to another server (for testing migration under load); 0: never.
   int migrate_every = 0;
+  // --balance: the scheduler's server load balancing. "sas": move key ranges off servers whose
+  // measured service time per byte makes them stragglers (STRAGGLERS.md section 3), and back when
+  // they recover; "none" (the default): ranges stay where they start.
+  std::string balance = "none";
 
   // Reads the flags (after ParseCommandLine) and their PACER_ environment twins.
   static Config FromFlags();

@@ -101,6 +101,9 @@ DEFINE_int32(predictor_window,
 DEFINE_int32(migrate_every, pacer::EnvInt("PACER_MIGRATE_EVERY", pacer::kDefaults.migrate_every),
              "every this many iterations, move a random key's range to another server; 0: never");
 
+DEFINE_string(balance, pacer::EnvString("PACER_BALANCE", pacer::kDefaults.balance.c_str()),
+              "server load balancing: none, or sas (move key ranges off slow servers)");
+
 DEFINE_int32(server_report_ms,
              pacer::EnvInt("PACER_SERVER_REPORT_MS", pacer::kDefaults.server_report_ms),
              "how often servers report their service time, bytes and queue to the scheduler");
@@ -152,6 +155,7 @@ Config Config::FromFlags() {
   c.predictor_window = FLAGS_predictor_window;
   c.server_report_ms = FLAGS_server_report_ms;
   c.migrate_every = FLAGS_migrate_every;
+  c.balance = FLAGS_balance;
   return c;
 }
 

@@ -119,6 +119,9 @@ SessionCore::SessionCore(const Config& config, std::unique_ptr<Transport> transp
          "PACER_SERVERS)";
     throw Error(s.str());
   }
+  if (config_.balance != "none" && config_.balance != "sas") {
+    throw Error("--balance=" + config_.balance + ": expected none or sas");
+  }
   role_ = RoleOf(transport_->rank());
   for (const std::string& spec : config_.inject) {
     try {

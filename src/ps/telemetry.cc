@@ -6,20 +6,43 @@
 namespace pacer {
 
 static_assert(std::is_trivially_copyable<IterationReport>::value, "sent as bytes");
-static_assert(std::is_trivially_copyable<ServerReport>::value, "sent as bytes");
+static_assert(std::is_trivially_copyable<ServerTotals>::value, "sent as bytes");
 
-template <typename Report>
-bool DecodeReport(const Buffer& payload, Report* report, std::string* error) {
-  if (payload.size() != sizeof(Report)) {
-    *error = "a report of " + std::to_string(payload.size()) + " bytes, expected " +
-             std::to_string(sizeof(Report));
+Buffer EncodeReport(const IterationReport& report) { return Buffer::Copy(&report, sizeof(report)); }
+
+Buffer EncodeReport(const ServerReport& report) {
+  const size_t ranges = report.range_bytes.size() * sizeof(int64_t);
+  uint8_t* out = nullptr;
+  Buffer payload = Buffer::Allocate(sizeof(ServerTotals) + ranges, &out);
+  std::memcpy(out, static_cast<const ServerTotals*>(&report), sizeof(ServerTotals));
+  if (ranges > 0) std::memcpy(out + sizeof(ServerTotals), report.range_bytes.data(), ranges);
+  return payload;
+}
+
+bool DecodeReport(const Buffer& payload, IterationReport* report, std::string* error) {
+  if (payload.size() != sizeof(IterationReport)) {
+    *error = "a worker's report of " + std::to_string(payload.size()) + " bytes, expected " +
+             std::to_string(sizeof(IterationReport));
     return false;
   }
-  std::memcpy(report, payload.data(), sizeof(Report));
+  std::memcpy(report, payload.data(), sizeof(IterationReport));
   return true;
 }
 
-template bool DecodeReport(const Buffer&, IterationReport*, std::string*);
-template bool DecodeReport(const Buffer&, ServerReport*, std::string*);
+bool DecodeReport(const Buffer& payload, ServerReport* report, std::string* error) {
+  if (payload.size() < sizeof(ServerTotals) ||
+      (payload.size() - sizeof(ServerTotals)) % sizeof(int64_t) != 0) {
+    *error = "a server's report of " + std::to_string(payload.size()) + " bytes, expected " +
+             std::to_string(sizeof(ServerTotals)) + " and 8 per key range";
+    return false;
+  }
+  std::memcpy(static_cast<ServerTotals*>(report), payload.data(), sizeof(ServerTotals));
+  report->range_bytes.resize((payload.size() - sizeof(ServerTotals)) / sizeof(int64_t));
+  if (!report->range_bytes.empty()) {
+    std::memcpy(report->range_bytes.data(), payload.data() + sizeof(ServerTotals),
+                report->range_bytes.size() * sizeof(int64_t));
+  }
+  return true;
+}
 
 }  // namespace pacer

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "pacer/buffer.h"
 
@@ -24,7 +25,7 @@ struct IterationReport {
 };
 
 // What a server reports to the scheduler every --server_report_ms: its service over the interval.
-struct ServerReport {
+struct ServerTotals {
   double t_s = 0;        // end of the interval, since the server's session began
   double service_s = 0;  // time spent handling requests
   int64_t requests = 0;
@@ -33,14 +34,17 @@ struct ServerReport {
   int64_t queue = 0;      // requests waiting in the shards' queues at the end
   int64_t keys = 0;       // distinct keys handled so far
 };
+struct ServerReport : ServerTotals {
+  // Bytes pushed to each key range over the interval, by range (the load that SAS balances);
+  // empty unless the scheduler balances load (--balance=sas).
+  std::vector<int64_t> range_bytes;
+};
 
-// Reports travel as their bytes (both are 8-byte fields only).
-template <typename Report>
-Buffer EncodeReport(const Report& report) {
-  return Buffer::Copy(&report, sizeof(report));
-}
-// False (with the reason) when `payload` is not a Report.
-template <typename Report>
-bool DecodeReport(const Buffer& payload, Report* report, std::string* error);
+// Reports travel as their bytes: 8-byte fields, then a server's range bytes.
+Buffer EncodeReport(const IterationReport& report);
+Buffer EncodeReport(const ServerReport& report);
+// False (with the reason) when `payload` is not a report.
+bool DecodeReport(const Buffer& payload, IterationReport* report, std::string* error);
+bool DecodeReport(const Buffer& payload, ServerReport* report, std::string* error);
 
 }  // namespace pacer

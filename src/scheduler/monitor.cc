@@ -47,7 +47,12 @@ Monitor::Monitor(SessionCore& session)
     metrics_.open(path, std::ios::out | std::ios::trunc);
     if (!metrics_) throw Error("--metrics=" + path + ": cannot open the file for writing");
   }
-  if (session.config().migrate_every > 0 && session.num_servers() > 1) {
+  const bool balance = session.config().balance == "sas" && session.num_servers() > 1;
+  if (balance) {
+    balancer_ =
+        std::make_unique<SasBalancer>(session.num_servers(), session.routing()->num_ranges());
+  }
+  if ((session.config().migrate_every > 0 || balance) && session.num_servers() > 1) {
     mover_ = std::make_unique<RangeMover>(
         session, [this](const RangeMover::Order& order, const MigrationControl::Move& move) {
           Moved(order, move);
@@ -90,6 +95,11 @@ void Monitor::OnServerReport(int rank, const ServerReport& r) {
         static_cast<long long>(r.keys));
   }
   server_keys_[index] = r.keys;
+  if (balancer_ && !balancer_->Observe(index, r)) {
+    LOG(WARNING) << "server " << index << " (rank " << rank << ") reported the bytes of "
+                 << r.range_bytes.size() << " key ranges, but the table has "
+                 << session_.routing()->num_ranges() << ": SAS ignores the report";
+  }
   // A nearly idle interval says little about a server's speed, and the first ones of a job pay
   // its warm-up (page faults, first allocations).
   if (r.requests >= kMinRequests && ++server_reports_[index] > kWarmupReports) {
@@ -124,7 +134,9 @@ void Monitor::OnReport(int rank, const IterationReport& r) {
   if (boundary > boundary_) {
     boundary_ = boundary;
     Detect(boundary - 1);
-    if (mover_ && boundary % session_.config().migrate_every == 0) MoveRandomRange(boundary - 1);
+    const int every = session_.config().migrate_every;
+    if (mover_ && every > 0 && boundary % every == 0) MoveRandomRange(boundary - 1);
+    if (mover_ && balancer_) Balance(boundary - 1);
   }
 }
 
@@ -170,7 +182,34 @@ void Monitor::MoveRandomRange(int64_t iteration) {
   const int from = mover_->control().OwnerOf(range);
   const int to =
       (from + 1 + static_cast<int>(rng_() % static_cast<uint64_t>(servers - 1))) % servers;
-  mover_->Request({iteration, range, to});
+  mover_->Request({"migrate_every", iteration, range, to});
+}
+
+void Monitor::Balance(int64_t iteration) {
+  std::vector<int> owners;
+  for (int range = 0; range < mover_->control().num_ranges(); ++range) {
+    owners.push_back(mover_->control().OwnerOf(range));
+  }
+  const straggler::SasDecision decision = balancer_->Decide(owners);
+  if (decision.moves.empty() || !mover_->idle()) return;  // the last plan is still under way
+  LOG(INFO) << "iteration " << iteration << ": SAS plans " << decision.moves.size()
+            << " range moves, slowest server at " << decision.imbalance << "x the ideal, then "
+            << decision.planned << "x";
+  if (metrics_.is_open()) {
+    metrics_ << Format(
+        "{\"type\":\"decision\",\"iter\":%lld,\"t_s\":%.6f,\"policy\":\"sas\","
+        "\"target_rank\":%d,\"target_index\":%d,\"kind\":\"plan\",\"action\":\"plan\","
+        "\"detail\":\"%zu moves: slowest server %.3fx the ideal, then %.3fx\",\"moves\":%zu,"
+        "\"imbalance\":%.4f,\"planned\":%.4f}\n",
+        static_cast<long long>(iteration), session_.SecondsSinceStart(),
+        1 + decision.moves.front().from, decision.moves.front().from, decision.moves.size(),
+        decision.imbalance, decision.planned, decision.moves.size(), decision.imbalance,
+        decision.planned);
+    metrics_.flush();
+  }
+  for (const straggler::RangeMove& m : decision.moves) {
+    mover_->Request({"sas", iteration, m.range, m.to});
+  }
 }
 
 void Monitor::Moved(const RangeMover::Order& order, const MigrationControl::Move& move) {
@@ -180,12 +219,12 @@ void Monitor::Moved(const RangeMover::Order& order, const MigrationControl::Move
             << move.bytes << " bytes, " << move.pause_s * 1e3 << " ms)";
   if (!metrics_.is_open()) return;
   metrics_ << Format(
-      "{\"type\":\"decision\",\"iter\":%lld,\"t_s\":%.6f,\"policy\":\"migrate_every\","
+      "{\"type\":\"decision\",\"iter\":%lld,\"t_s\":%.6f,\"policy\":\"%s\","
       "\"target_rank\":%d,\"target_index\":%d,\"kind\":\"migration\",\"action\":\"move\","
       "\"detail\":\"range %d from server %d to server %d\",\"range\":%d,\"from\":%d,"
       "\"to\":%d,\"epoch\":%lld,\"bytes\":%lld,\"pause_ms\":%.3f}\n",
-      static_cast<long long>(order.iteration), session_.SecondsSinceStart(), 1 + move.to, move.to,
-      move.range, move.from, move.to, move.range, move.from, move.to,
+      static_cast<long long>(order.iteration), session_.SecondsSinceStart(), order.policy,
+      1 + move.to, move.to, move.range, move.from, move.to, move.range, move.from, move.to,
       static_cast<long long>(move.epoch), static_cast<long long>(move.bytes), move.pause_s * 1e3);
   metrics_.flush();
 }

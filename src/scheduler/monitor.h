@@ -13,6 +13,7 @@
 
 #include "ps/session_core.h"
 #include "scheduler/range_mover.h"
+#include "scheduler/sas_balancer.h"
 #include "straggler/detector.h"
 #include "straggler/predictor.h"
 
@@ -22,7 +23,8 @@ namespace pacer {
 // detector and predictors at every iteration boundary (once every worker has reported the
 // iteration), and writes the metrics log (--metrics): one JSON line per worker iteration, one per
 // server report (every --server_report_ms) and one per detection, when a node is flagged and when
-// it is cleared, one per range moved. Field names are stable: tools and checks read them.
+// it is cleared, one per range moved and one per SAS plan (--balance=sas). Field names are stable:
+// tools and checks read them.
 class Monitor {
  public:
   explicit Monitor(SessionCore& session);  // on the scheduler
@@ -41,6 +43,8 @@ class Monitor {
   void Decide(int64_t iteration, const straggler::Detection& d, const char* action);
   // --migrate_every: orders a move of a random GradientSync key's range at this boundary.
   void MoveRandomRange(int64_t iteration);
+  // --balance=sas: orders SasPolicy's moves at this boundary, unless moves are under way.
+  void Balance(int64_t iteration);
   void Moved(const RangeMover::Order& order, const MigrationControl::Move& move);
   int WorkerRank(int index) const { return 1 + session_.num_servers() + index; }
 
@@ -55,6 +59,7 @@ class Monitor {
   std::set<std::pair<int, straggler::Detection::Kind>> flagged_;  // (worker index, kind)
   std::map<int, int64_t> server_keys_;  // per server: keys held, as last reported
   std::mt19937_64 rng_;
+  std::unique_ptr<SasBalancer> balancer_;
   std::unique_ptr<RangeMover> mover_;  // last: its thread stops first
 };
 

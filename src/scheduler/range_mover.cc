@@ -25,6 +25,11 @@ void RangeMover::Request(const Order& order) {
   ready_.notify_all();
 }
 
+bool RangeMover::idle() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return orders_.empty() && !moving_;
+}
+
 void RangeMover::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
@@ -32,6 +37,7 @@ void RangeMover::Run() {
     if (stopping_) return;  // moves not begun are dropped: the job is ending
     const Order order = orders_.front();
     orders_.pop_front();
+    moving_ = true;
     lock.unlock();
     try {
       done_(order, control_.MoveRange(order.range, order.to));
@@ -40,6 +46,7 @@ void RangeMover::Run() {
                    << " to server " << order.to << " failed: " << e.what();
     }
     lock.lock();
+    moving_ = false;
   }
 }
 

@@ -19,7 +19,8 @@ namespace pacer {
 class RangeMover {
  public:
   struct Order {
-    int64_t iteration;  // the boundary that decided it
+    const char* policy;  // that ordered it, for the log
+    int64_t iteration;   // the boundary that decided it
     int range;
     int to;
   };
@@ -31,6 +32,8 @@ class RangeMover {
   RangeMover& operator=(const RangeMover&) = delete;
 
   void Request(const Order& order);
+  // No move waits or runs.
+  bool idle();
   // The placement the scheduler knows (moves finished so far).
   MigrationControl& control() { return control_; }
 
@@ -42,6 +45,7 @@ class RangeMover {
   std::mutex mu_;
   std::condition_variable ready_;
   std::deque<Order> orders_;
+  bool moving_ = false;
   bool stopping_ = false;
   std::thread thread_;
 };

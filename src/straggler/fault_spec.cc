@@ -32,6 +32,20 @@ double Duration(const std::string& text, const std::string& part) {
                         "a duration such as 2ms, 150us or 60s");
 }
 
+double Rate(const std::string& text, const std::string& part) {
+  const double rate = NumberWithUnit(text, part,
+                                     {{"B/s", 1},
+                                      {"KB/s", 1e3},
+                                      {"MB/s", 1e6},
+                                      {"GB/s", 1e9},
+                                      {"KiB/s", 1024.0},
+                                      {"MiB/s", 1048576.0},
+                                      {"GiB/s", 1073741824.0}},
+                                     "a rate such as 100MB/s");
+  if (rate <= 0) Bad(text, "a rate must be positive");
+  return rate;
+}
+
 double Multiplier(const std::string& text, const std::string& part) {
   const double m = NumberWithUnit(text, part, {{"x", 1}}, "a multiplier such as 3x");
   if (m < 1) Bad(text, "'" + part + "' slows nothing down: multipliers are at least 1x");
@@ -116,22 +130,16 @@ FaultSpec FaultSpec::Parse(const std::string& text) {
     f.value = Multiplier(text, value);
   } else if (name == "bw" && f.target == Target::kLink) {
     f.effect = Effect::kBandwidth;
-    f.value = NumberWithUnit(text, value,
-                             {{"B/s", 1},
-                              {"KB/s", 1e3},
-                              {"MB/s", 1e6},
-                              {"GB/s", 1e9},
-                              {"KiB/s", 1024.0},
-                              {"MiB/s", 1048576.0},
-                              {"GiB/s", 1073741824.0}},
-                             "a rate such as 100MB/s");
-    if (f.value <= 0) Bad(text, "a link needs a positive bandwidth");
+    f.value = Rate(text, value);
+  } else if (name == "rate" && f.target == Target::kServer) {
+    f.effect = Effect::kRate;
+    f.value = Rate(text, value);
   } else if (name == "delay" && f.target == Target::kLink) {
     f.effect = Effect::kDelay;
     f.value = Duration(text, value);
   } else {
     Bad(text, "'" + name + "' is not an effect of a " + kind +
-                  " (workers: compute, servers: service, links: bw and delay)");
+                  " (workers: compute, servers: service and rate, links: bw and delay)");
   }
 
   if (at == std::string::npos) return f;
@@ -179,6 +187,20 @@ double ActiveMultiplier(const std::vector<FaultSpec>& faults, FaultSpec::Target 
     }
   }
   return multiplier;
+}
+
+double ActiveServiceRate(const std::vector<FaultSpec>& faults, int index, double time_s,
+                         uint64_t seed) {
+  double rate = 0;
+  for (const FaultSpec& f : faults) {
+    if (f.effect == FaultSpec::Effect::kRate && f.Names(FaultSpec::Target::kServer, index) &&
+        f.ActiveAt(0, time_s, index, seed) && (rate == 0 || f.value < rate)) {
+      rate = f.value;
+    }
+  }
+  if (rate == 0) return 0;
+  return rate / ActiveMultiplier(faults, FaultSpec::Target::kServer, FaultSpec::Effect::kService,
+                                 index, 0, time_s, seed);
 }
 
 bool FaultSpec::ActiveAt(int64_t iteration, double time_s, int node, uint64_t seed) const {

@@ -14,6 +14,8 @@ namespace straggler {
 //   END       := a rank | * | wN (worker N) | sN (server N)
 //   EFFECT    := compute=Mx (workers: sleep (M-1) x the measured compute time)
 //              | service=Mx (servers: delay each request by (M-1) x its service time)
+//              | rate=RATE (servers: an emulated capacity; a request occupies the server for
+//                its bytes of work / RATE, after the one before it; with service=Mx, RATE / M)
 //              | bw=RATE (links: a token bucket; RATE like 100MB/s, 1.5GB/s, 800KiB/s)
 //              | delay=TIME (links: added to every message; TIME like 2ms, 150us, 1s)
 //   SCHEDULE  := p=P (each iteration independently, with probability P)
@@ -24,10 +26,10 @@ namespace straggler {
 // Workers and servers are named by role index (worker:0 is the first worker); link ends by MPI
 // rank, or by role index with w/s. Examples: worker:3:compute=3x, worker:*:compute=3x@p=0.1,
 // worker:2:compute=3x@period=200:50, link:4->1:bw=100MB/s, link:w0->*:delay=2ms,
-// server:1:service=3x@window=60s:60s.
+// server:1:service=3x@window=60s:60s, server:*:rate=400MB/s.
 struct FaultSpec {
   enum class Target { kWorker, kServer, kLink };
-  enum class Effect { kCompute, kService, kBandwidth, kDelay };
+  enum class Effect { kCompute, kService, kBandwidth, kDelay, kRate };
   enum class Schedule { kAlways, kProbability, kPeriod, kWindow };
   // An end of a link, or a node: kAny matches every one.
   struct Node {
@@ -39,7 +41,7 @@ struct FaultSpec {
   Node node;      // workers and servers (by role index)
   Node from, to;  // links
   Effect effect = Effect::kCompute;
-  double value = 1;  // the multiplier, bytes per second, or seconds of delay
+  double value = 1;  // the multiplier, bytes per second (bw, rate), or seconds of delay
   Schedule schedule = Schedule::kAlways;
   double probability = 0;
   int64_t period = 0, slow = 0;  // kPeriod: the last `slow` of every `period` iterations
@@ -60,6 +62,11 @@ struct FaultSpec {
 double ActiveMultiplier(const std::vector<FaultSpec>& faults, FaultSpec::Target role,
                         FaultSpec::Effect effect, int index, int64_t iteration, double time_s,
                         uint64_t seed);
+
+// The lowest RATE of the rate specs that name server `index` and apply at `time_s`, divided by
+// the active service multipliers; 0 when no rate spec applies (the server runs at its own speed).
+double ActiveServiceRate(const std::vector<FaultSpec>& faults, int index, double time_s,
+                         uint64_t seed);
 
 }  // namespace straggler
 }  // namespace pacer

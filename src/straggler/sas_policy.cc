@@ -35,8 +35,8 @@ double SasPolicy::Imbalance(const std::vector<KeyRangeLoad>& ranges,
   return slowest / (total_load / total_capacity);
 }
 
-std::vector<RangeMove> SasPolicy::Decide(const std::vector<KeyRangeLoad>& ranges,
-                                         const std::vector<double>& seconds_per_byte) const {
+SasDecision SasPolicy::Decide(const std::vector<KeyRangeLoad>& ranges,
+                              const std::vector<double>& seconds_per_byte) const {
   const int servers = static_cast<int>(seconds_per_byte.size());
   for (const KeyRangeLoad& r : ranges) {
     if (r.server < 0 || r.server >= servers) {
@@ -45,8 +45,9 @@ std::vector<RangeMove> SasPolicy::Decide(const std::vector<KeyRangeLoad>& ranges
     }
   }
   const std::vector<double> capacity = Capacities(seconds_per_byte);
-  const double before = Imbalance(ranges, capacity);
-  if (before <= options_.imbalance) return {};
+  SasDecision decision;
+  decision.imbalance = decision.planned = Imbalance(ranges, capacity);
+  if (decision.imbalance <= options_.imbalance) return decision;
   std::vector<RangeMove> moves = PlanLoad(ranges, capacity);
   std::vector<KeyRangeLoad> after = ranges;
   for (const RangeMove& m : moves) {
@@ -54,8 +55,11 @@ std::vector<RangeMove> SasPolicy::Decide(const std::vector<KeyRangeLoad>& ranges
       if (r.range == m.range) r.server = m.to;
     }
   }
-  if (Imbalance(after, capacity) > before * (1 - options_.min_gain)) return {};
-  return moves;
+  const double planned = Imbalance(after, capacity);
+  if (planned > decision.imbalance * (1 - options_.min_gain)) return decision;
+  decision.moves = std::move(moves);
+  decision.planned = planned;
+  return decision;
 }
 
 }  // namespace straggler

@@ -17,6 +17,12 @@ struct SasOptions {
   double min_gain = 0.1;
 };
 
+struct SasDecision {
+  std::vector<RangeMove> moves;  // empty: balanced enough, or too little to gain
+  double imbalance = 1;          // the slowest server's time over the ideal, now
+  double planned = 1;            // and after the moves
+};
+
 // SAS's decision (STRAGGLERS.md section 3), as pure logic: from each range's measured load and
 // each server's measured service time per byte, whether to move ranges and which. A server's
 // capacity is 1 / (seconds per byte); an unmeasured one (0) counts as the median server. The moves
@@ -29,8 +35,8 @@ class SasPolicy {
 
   // Throws std::invalid_argument for a negative service time or a range owned by a server
   // outside `seconds_per_byte`.
-  std::vector<RangeMove> Decide(const std::vector<KeyRangeLoad>& ranges,
-                                const std::vector<double>& seconds_per_byte) const;
+  SasDecision Decide(const std::vector<KeyRangeLoad>& ranges,
+                     const std::vector<double>& seconds_per_byte) const;
 
   // The slowest server's time over the ideal, as Decide judges it.
   static double Imbalance(const std::vector<KeyRangeLoad>& ranges,

@@ -64,6 +64,8 @@ TEST(FaultSpecTest, RejectsBadSpecsNamingTheWrongPart) {
       {"link:4->q:bw=1MB/s", "'q' is not a link end"},
       {"link:4->1:bw=100Mb", "'100Mb' is not a rate"},
       {"link:4->1:delay=2", "'2' is not a duration"},
+      {"server:0:rate=0MB/s", "a rate must be positive"},
+      {"worker:0:rate=1MB/s", "'rate' is not an effect of a worker"},
       {"worker:1:compute=3x@p=2", "'2' is not a probability"},
       {"worker:1:compute=3x@period=50:200", "A <= B"},
       {"worker:1:compute=3x@often", "'often' is not a schedule"},
@@ -106,6 +108,23 @@ TEST(FaultSpecTest, SchedulesFollowTheirDefinition) {
   }
   EXPECT_EQ(same, 2000);
   EXPECT_GT(differ, 200);  // about 2 x 0.1 x 0.9 x 2000 = 360
+}
+
+// A server's emulated rate: the slowest rate spec that applies, divided by the service multipliers
+// that apply, and none outside their schedules.
+TEST(FaultSpecTest, ServiceRateTakesTheSlowestRateOverTheActiveMultipliers) {
+  const std::vector<FaultSpec> faults = {FaultSpec::Parse("server:*:rate=400MB/s"),
+                                         FaultSpec::Parse("server:2:rate=100MB/s@window=0s:5s"),
+                                         FaultSpec::Parse("server:0:service=3x@window=4s:6s")};
+  EXPECT_EQ(faults[0].effect, FaultSpec::Effect::kRate);
+  EXPECT_DOUBLE_EQ(ActiveServiceRate(faults, 1, 0, 1), 400e6);
+  EXPECT_DOUBLE_EQ(ActiveServiceRate(faults, 2, 1, 1), 100e6);
+  EXPECT_DOUBLE_EQ(ActiveServiceRate(faults, 2, 5, 1), 400e6);
+  EXPECT_DOUBLE_EQ(ActiveServiceRate(faults, 0, 3.9, 1), 400e6);
+  EXPECT_DOUBLE_EQ(ActiveServiceRate(faults, 0, 4, 1), 400e6 / 3);
+  EXPECT_DOUBLE_EQ(ActiveServiceRate(faults, 0, 10, 1), 400e6);
+  // Without a rate spec a server runs at its own speed, slowed or not.
+  EXPECT_DOUBLE_EQ(ActiveServiceRate({faults[2]}, 0, 5, 1), 0);
 }
 
 }  // namespace

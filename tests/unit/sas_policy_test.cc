@@ -33,10 +33,10 @@ std::vector<KeyRangeLoad> Apply(std::vector<KeyRangeLoad> ranges,
 
 TEST(SasPolicyTest, BalancedJobsAndNoiseMoveNothing) {
   const SasPolicy policy;
-  EXPECT_TRUE(policy.Decide(FairShares(), {1e-9, 1e-9, 1e-9, 1e-9}).empty());
-  EXPECT_TRUE(policy.Decide(FairShares(), {1e-9, 1.05e-9, 0.95e-9, 1.02e-9}).empty());
+  EXPECT_TRUE(policy.Decide(FairShares(), {1e-9, 1e-9, 1e-9, 1e-9}).moves.empty());
+  EXPECT_TRUE(policy.Decide(FairShares(), {1e-9, 1.05e-9, 0.95e-9, 1.02e-9}).moves.empty());
   // An unmeasured server counts as the median one.
-  EXPECT_TRUE(policy.Decide(FairShares(), {1e-9, 0, 1e-9, 1e-9}).empty());
+  EXPECT_TRUE(policy.Decide(FairShares(), {1e-9, 0, 1e-9, 1e-9}).moves.empty());
 }
 
 TEST(SasPolicyTest, ASlowServerShedsLoadAndLoadFlowsBackWhenItRecovers) {
@@ -44,18 +44,21 @@ TEST(SasPolicyTest, ASlowServerShedsLoadAndLoadFlowsBackWhenItRecovers) {
   const std::vector<double> slow = {3e-9, 1e-9, 1e-9, 1e-9};
   const std::vector<KeyRangeLoad> fair = FairShares();
   EXPECT_NEAR(SasPolicy::Imbalance(fair, SasPolicy::Capacities(slow)), 2.5, 1e-9);
-  const std::vector<RangeMove> shed = policy.Decide(fair, slow);
+  const SasDecision decision = policy.Decide(fair, slow);
+  EXPECT_NEAR(decision.imbalance, 2.5, 1e-9);
+  const std::vector<RangeMove>& shed = decision.moves;
   ASSERT_FALSE(shed.empty());
   for (const RangeMove& m : shed) EXPECT_EQ(m.from, 0) << "range " << m.range;
   const std::vector<KeyRangeLoad> planned = Apply(fair, shed);
   // Capacity-proportional: server 0 keeps about a tenth (6.4 of 64 ranges).
   EXPECT_EQ(LoadAfter(planned, {}, 4)[0], 6);
   EXPECT_LE(SasPolicy::Imbalance(planned, SasPolicy::Capacities(slow)), 1.1);
+  EXPECT_DOUBLE_EQ(decision.planned, SasPolicy::Imbalance(planned, SasPolicy::Capacities(slow)));
   // Planned again under the same speeds: nothing left to gain.
-  EXPECT_TRUE(policy.Decide(planned, slow).empty());
+  EXPECT_TRUE(policy.Decide(planned, slow).moves.empty());
 
   const std::vector<double> recovered = {1e-9, 1e-9, 1e-9, 1e-9};
-  const std::vector<RangeMove> back = policy.Decide(planned, recovered);
+  const std::vector<RangeMove> back = policy.Decide(planned, recovered).moves;
   ASSERT_FALSE(back.empty());
   for (const RangeMove& m : back) EXPECT_EQ(m.to, 0) << "range " << m.range;
   EXPECT_EQ(SasPolicy::Imbalance(Apply(planned, back), SasPolicy::Capacities(recovered)), 1.0);

@@ -1,7 +1,6 @@
 #include "pacer/detail/kv_server_core.h"
 
 #include <glog/logging.h>
-#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -15,6 +14,7 @@
 #include "ps/buffer_pool.h"
 #include "ps/gather.h"
 #include "ps/request_validation.h"
+#include "ps/server/injected_service.h"
 #include "ps/server/pending_response.h"
 #include "ps/server/range_migration.h"
 #include "ps/server/service_reporter.h"
@@ -183,6 +183,16 @@ class KVServerCore::Impl {
     return Ownership::kOwned;
   }
 
+  // The load SAS balances: bytes pushed to each range.
+  void CountRangeBytes(const Key* keys, size_t n, const int32_t* lens, size_t values_bytes) {
+    const std::shared_ptr<const Router> table = session_.routing();
+    for (size_t i = 0; i < n; ++i) {
+      reporter_.AddRangeBytes(table->RangeOf(keys[i]),
+                              static_cast<int64_t>(lens ? static_cast<size_t>(lens[i]) * value_size_
+                                                        : values_bytes / n));
+    }
+  }
+
   // A newer table arrived: requests held for it are routed again. (On the receiving thread, like
   // every request.)
   void ReleaseHeld() {
@@ -237,6 +247,8 @@ class KVServerCore::Impl {
         return;
     }
     Buffer values = msg.vals_buffer();
+    const int32_t* lens = msg.lens.as<int32_t>();
+    if (push && reporter_.counts_ranges()) CountRangeBytes(keys, n, lens, values.size());
     std::vector<Part> parts = SplitByShard(keys, n, push ? values.size() / n : 0);
 
     RequestMeta meta;
@@ -254,7 +266,6 @@ class KVServerCore::Impl {
     meta.response = std::make_shared<PendingResponse>(msg.meta, session_, value_size_,
                                                       static_cast<int>(parts.size()));
 
-    const int32_t* lens = msg.lens.as<int32_t>();
     std::vector<size_t> offsets;  // byte offset of each key's values
     if (push && parts.size() > 1) {
       offsets.resize(n + 1, 0);
@@ -322,7 +333,7 @@ class KVServerCore::Impl {
   // Runs a task inline when it is small and its shard idle, else queues it for the shard.
   void Dispatch(Task task) {
     Shard& shard = *shards_[task.meta.shard];
-    const bool small = task.data.values.size() <= kInlineBytes;
+    const bool small = task.data.values.size() <= kInlineBytes && !injected_.emulates_rate();
     {
       std::lock_guard<std::mutex> lock(shard.mu);
       if (!small || shard.busy || !shard.queue.empty()) {
@@ -351,14 +362,6 @@ class KVServerCore::Impl {
     return gathered;
   }
 
-  // Service is measured in this thread's CPU time, which a busy host's preemption does not
-  // inflate; an injected slowdown spins for its share, so it costs CPU time as a slow CPU would.
-  static double ThreadCpuSeconds() {
-    timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-  }
-
   void Run(const Task& task) {
     if (task.control) {
       task.control(task.meta.shard);
@@ -370,13 +373,8 @@ class KVServerCore::Impl {
     const size_t bytes = std::max(ServiceReporter::kRequestWorkBytes,
                                   task.data.keys.size() + task.data.values.size());
     const double start = ThreadCpuSeconds();
-    const double multiplier = ServiceMultiplier();
-    if (multiplier > 1 && shard.seconds_per_byte > 0) {
-      const double extra = (multiplier - 1) * shard.seconds_per_byte * static_cast<double>(bytes);
-      while (ThreadCpuSeconds() - start < extra) {
-      }
-    }
-    const double handler_start = multiplier > 1 ? ThreadCpuSeconds() : start;
+    const InjectedService::Delay delay = injected_.Apply(bytes, shard.seconds_per_byte);
+    const double handler_start = delay.spun ? ThreadCpuSeconds() : start;
     try {
       if (task.sync_switch) {
         switch_handler_(task.meta, *task.sync_switch);
@@ -387,22 +385,14 @@ class KVServerCore::Impl {
       task.meta.response->AddPart(task.meta.part, {}, {}, {}, e.what());
     }
     const double end = ThreadCpuSeconds();
-    reporter_.RecordRequest(end - start, static_cast<int64_t>(bytes));
+    // An emulated capacity's occupancy is the service time; else the CPU time, spin included.
+    reporter_.RecordRequest(delay.emulated_s > 0 ? delay.emulated_s : end - start,
+                            static_cast<int64_t>(bytes));
     const double per_byte = (end - handler_start) / static_cast<double>(bytes);
     shard.seconds_per_byte =
         shard.seconds_per_byte > 0
             ? shard.seconds_per_byte + 0.1 * (per_byte - shard.seconds_per_byte)
             : per_byte;
-  }
-
-  // --inject=server:N:service=Mx: a request first spins for (M-1) times its expected service
-  // time (this shard's measured CPU time per byte of work, times its bytes).
-  double ServiceMultiplier() const {
-    if (session_.faults().empty()) return 1;
-    return straggler::ActiveMultiplier(session_.faults(), straggler::FaultSpec::Target::kServer,
-                                       straggler::FaultSpec::Effect::kService, session_.rank() - 1,
-                                       0, session_.SecondsSinceStart(),
-                                       static_cast<uint64_t>(session_.config().inject_seed));
   }
 
   void RunShard(int index) {
@@ -433,6 +423,7 @@ class KVServerCore::Impl {
   std::vector<std::unique_ptr<Shard>> shards_;
   BufferPool pool_;  // for stored values and the values of requests split over shards
   ServiceReporter reporter_{session_, [this] { return Queued(); }};
+  InjectedService injected_{session_};
   bool started_ = false;
 };
 

@@ -2,12 +2,15 @@
 
 #include <chrono>
 
+#include "ps/routing.h"
 #include "ps/session_core.h"
 
 namespace pacer {
 
 ServiceReporter::ServiceReporter(SessionCore& session, std::function<int64_t()> queued)
-    : session_(session), queued_(std::move(queued)) {
+    : session_(session),
+      queued_(std::move(queued)),
+      range_bytes_(session.config().balance == "sas" ? session.routing()->num_ranges() : 0) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -32,6 +35,10 @@ void ServiceReporter::Loop() {
     r.bytes_out = bytes_out_.exchange(0, std::memory_order_relaxed);
     r.queue = queued_();
     r.keys = keys_.load(std::memory_order_relaxed);
+    r.range_bytes.resize(range_bytes_.size());
+    for (size_t i = 0; i < range_bytes_.size(); ++i) {
+      r.range_bytes[i] = range_bytes_[i].exchange(0, std::memory_order_relaxed);
+    }
     session_.Report(r);
   }
 }

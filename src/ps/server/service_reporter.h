@@ -7,6 +7,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace pacer {
 
@@ -38,12 +39,19 @@ class ServiceReporter {
   }
   void AddKeys(int64_t keys) { keys_.fetch_add(keys, std::memory_order_relaxed); }
 
+  // Whether the scheduler balances load (--balance=sas) and so wants bytes pushed per key range.
+  bool counts_ranges() const { return !range_bytes_.empty(); }
+  void AddRangeBytes(int range, int64_t bytes) {
+    range_bytes_[range].fetch_add(bytes, std::memory_order_relaxed);
+  }
+
  private:
   void Loop();
 
   SessionCore& session_;
   std::function<int64_t()> queued_;
   std::atomic<int64_t> service_ns_{0}, bytes_in_{0}, bytes_out_{0}, requests_{0}, keys_{0};
+  std::vector<std::atomic<int64_t>> range_bytes_;  // by range; empty when not counted
   std::mutex mu_;
   std::condition_variable stop_;
   bool stopping_ = false;

@@ -1,0 +1,61 @@
+#include "ps/server/injected_service.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "ps/session_core.h"
+#include "straggler/fault_spec.h"
+
+namespace pacer {
+
+double ThreadCpuSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+InjectedService::InjectedService(SessionCore& session)
+    : session_(session), index_(session.rank() - 1), any_fault_(!session.faults().empty()) {
+  for (const straggler::FaultSpec& f : session.faults()) {
+    if (f.effect == straggler::FaultSpec::Effect::kRate &&
+        f.Names(straggler::FaultSpec::Target::kServer, index_)) {
+      emulates_rate_ = true;
+    }
+  }
+}
+
+InjectedService::Delay InjectedService::Apply(size_t bytes, double cpu_seconds_per_byte) {
+  Delay delay;
+  if (!any_fault_) return delay;
+  const double now_s = session_.SecondsSinceStart();
+  const uint64_t seed = static_cast<uint64_t>(session_.config().inject_seed);
+  const double rate = straggler::ActiveServiceRate(session_.faults(), index_, now_s, seed);
+  if (rate > 0) {
+    delay.emulated_s = static_cast<double>(bytes) / rate;
+    const auto occupancy = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(delay.emulated_s));
+    std::chrono::steady_clock::time_point finish;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      free_at_ = std::max(free_at_, std::chrono::steady_clock::now()) + occupancy;
+      finish = free_at_;
+    }
+    std::this_thread::sleep_until(finish);
+    return delay;
+  }
+  const double multiplier =
+      straggler::ActiveMultiplier(session_.faults(), straggler::FaultSpec::Target::kServer,
+                                  straggler::FaultSpec::Effect::kService, index_, 0, now_s, seed);
+  if (multiplier > 1 && cpu_seconds_per_byte > 0) {
+    const double start = ThreadCpuSeconds();
+    const double extra = (multiplier - 1) * cpu_seconds_per_byte * static_cast<double>(bytes);
+    while (ThreadCpuSeconds() - start < extra) {
+    }
+    delay.spun = true;
+  }
+  return delay;
+}
+
+}  // namespace pacer
