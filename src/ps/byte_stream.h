@@ -14,28 +14,46 @@ namespace pacer {
 // Plain little-endian records of fixed-size fields and length-prefixed arrays, for state that
 // moves between servers of one job (same binary, same byte order). The reader checks every length
 // against what is left, so a malformed record gets an Error instead of a read out of bounds.
+//
+// A record is written in two passes over the same code: a ByteWriter without memory counts its
+// bytes, then one over memory of that size (recycled, so its pages are not faulted in afresh)
+// writes them.
 class ByteWriter {
  public:
+  ByteWriter() = default;  // counts
+  ByteWriter(uint8_t* out, size_t capacity) : out_(out), capacity_(capacity) {}
+
   template <typename T>
   void Put(const T& value) {
     static_assert(std::is_trivially_copyable<T>::value, "fixed-size fields only");
-    const auto* p = reinterpret_cast<const uint8_t*>(&value);
-    bytes_.insert(bytes_.end(), p, p + sizeof(T));
+    Write(&value, sizeof(T));
   }
   template <typename T>
   void PutArray(const T* values, size_t count) {
+    static_assert(std::is_trivially_copyable<T>::value, "fixed-size fields only");
     Put(static_cast<uint64_t>(count));
-    const auto* p = reinterpret_cast<const uint8_t*>(values);
-    bytes_.insert(bytes_.end(), p, p + count * sizeof(T));
+    Write(values, count * sizeof(T));
   }
   template <typename T>
   void PutArray(const std::vector<T>& values) {
     PutArray(values.data(), values.size());
   }
-  std::vector<uint8_t>&& Take() { return std::move(bytes_); }
+  size_t size() const { return size_; }
 
  private:
-  std::vector<uint8_t> bytes_;
+  void Write(const void* bytes, size_t n) {
+    if (out_ != nullptr) {
+      if (n > capacity_ - size_) {
+        throw Error(StrCat("a record outgrew the ", capacity_, " bytes counted for it"));
+      }
+      if (n > 0) std::memcpy(out_ + size_, bytes, n);
+    }
+    size_ += n;
+  }
+
+  uint8_t* out_ = nullptr;
+  size_t capacity_ = 0;
+  size_t size_ = 0;
 };
 
 class ByteReader {
@@ -52,18 +70,27 @@ class ByteReader {
     offset_ += sizeof(T);
     return value;
   }
-  // An array's length, then a pointer to its (possibly unaligned) bytes.
+  // An array: its length, then its elements.
   template <typename T>
   std::vector<T> GetArray() {
-    const uint64_t count = Get<uint64_t>();
-    if (count > (size_ - offset_) / sizeof(T)) {
-      throw Error(StrCat(what_, ": an array of ", count, " elements of ", sizeof(T),
+    size_t count = 0;
+    const uint8_t* bytes = GetArrayBytes<T>(&count);
+    std::vector<T> values(count);
+    if (count > 0) std::memcpy(values.data(), bytes, count * sizeof(T));
+    return values;
+  }
+  // An array in place: its length in *count, and a pointer to its (possibly unaligned) bytes.
+  template <typename T>
+  const uint8_t* GetArrayBytes(size_t* count) {
+    const uint64_t n = Get<uint64_t>();
+    if (n > (size_ - offset_) / sizeof(T)) {
+      throw Error(StrCat(what_, ": an array of ", n, " elements of ", sizeof(T),
                          " bytes, but only ", size_ - offset_, " bytes are left"));
     }
-    std::vector<T> values(count);
-    std::memcpy(values.data(), data_ + offset_, count * sizeof(T));
-    offset_ += count * sizeof(T);
-    return values;
+    const uint8_t* bytes = data_ + offset_;
+    offset_ += n * sizeof(T);
+    *count = n;
+    return bytes;
   }
   bool done() const { return offset_ == size_; }
   const std::string& what() const { return what_; }

@@ -31,6 +31,7 @@ straggler::SasDecision SasBalancer::Decide(const std::vector<int>& owners) {
     load_[r] = kLoadDecay * load_[r] + pending_[r];
     pending_[r] = 0;
   }
+  if (++boundaries_ <= kWarmupBoundaries) return {};
   std::vector<straggler::KeyRangeLoad> ranges;
   for (size_t r = 0; r < load_.size() && r < owners.size(); ++r) {
     if (load_[r] > 0) ranges.push_back({static_cast<int>(r), load_[r], owners[r]});

@@ -30,12 +30,16 @@ class SasBalancer {
   static constexpr size_t kSamples = 3;
   // Per boundary, the weight the loads measured before it keep.
   static constexpr double kLoadDecay = 0.8;
+  // Boundaries before the first decision: the loads must cover whole iterations (a report in
+  // flight at the first boundary leaves its ranges looking light).
+  static constexpr int kWarmupBoundaries = 3;
 
  private:
   straggler::SasPolicy policy_;
   std::vector<std::deque<double>> seconds_per_byte_;  // per server: the last kSamples
   std::vector<double> load_;                          // per range: decaying bytes
   std::vector<double> pending_;                       // per range: bytes since the last boundary
+  int boundaries_ = 0;
 };
 
 }  // namespace pacer

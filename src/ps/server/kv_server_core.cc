@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_set>
 
 #include "pacer/error.h"
 #include "ps/buffer_pool.h"
@@ -65,10 +66,14 @@ class KVServerCore::Impl {
 
   void SetSwitchHandler(SwitchHandler handler) { switch_handler_ = std::move(handler); }
   void SetMigrationHandlers(ExportHandler export_keys, ImportHandler import_keys) {
-    migration_ = std::make_unique<RangeMigration>(
-        session_, app_id_, num_shards(), [this](Key key) { return ShardOf(key); },
-        [this](int shard, std::function<void(int)> fn) { RunOnShard(shard, std::move(fn)); },
-        std::move(export_keys), std::move(import_keys));
+    RangeMigration::Shards shards{
+        num_shards(), [this](Key key) { return ShardOf(key); },
+        [this](int shard, std::function<void(int)> fn) {
+          RunOnShard(shard, std::move(fn), /*ahead=*/true);
+        },
+        [this](int shard, const std::function<bool(Key)>& moving) { ServeQueued(shard, moving); }};
+    migration_ = std::make_unique<RangeMigration>(session_, app_id_, std::move(shards),
+                                                  std::move(export_keys), std::move(import_keys));
   }
 
   void RunOnEveryShard(const std::function<void(int shard)>& fn) {
@@ -161,11 +166,49 @@ class KVServerCore::Impl {
     }
   }
 
-  void RunOnShard(int shard, std::function<void(int)> fn) {
+  void RunOnShard(int shard, std::function<void(int)> fn, bool ahead = false) {
     Task task;
     task.meta.shard = shard;
     task.control = std::move(fn);
-    Dispatch(std::move(task));
+    Dispatch(std::move(task), ahead);
+  }
+
+  // On shard `index`'s thread, from a task of its own: takes out of the queue the requests that
+  // touch keys `moving` selects, and every earlier task that shares a key with one taken (a
+  // task without keys, a switch or a control, shares them all), and runs them now, in their
+  // order. Tasks left behind touch none of the keys of tasks taken after them, so no key's
+  // requests change order.
+  void ServeQueued(int index, const std::function<bool(Key)>& moving) {
+    Shard& shard = *shards_[index];
+    std::vector<Task> taken;
+    {
+      std::lock_guard<std::mutex> lock(shard.mu);
+      std::vector<bool> take(shard.queue.size(), false);
+      std::unordered_set<Key> shared;  // keys of the tasks taken so far, scanning backwards
+      bool take_all = false;           // a task taken shares every key (it has none of its own)
+      for (size_t i = shard.queue.size(); i-- > 0;) {
+        const Task& task = shard.queue[i];
+        const Key* keys = task.data.keys.as<Key>();
+        const size_t n = task.data.keys.count<Key>();
+        const bool keyless = task.control || task.sync_switch;
+        take[i] = take_all || (keyless && !shared.empty());
+        for (size_t k = 0; k < n && !take[i]; ++k)
+          take[i] = moving(keys[k]) || shared.count(keys[k]);
+        if (!take[i]) continue;
+        if (keyless) take_all = true;
+        shared.insert(keys, keys + n);
+      }
+      std::deque<Task> kept;
+      for (size_t i = 0; i < shard.queue.size(); ++i) {
+        if (take[i]) {
+          taken.push_back(std::move(shard.queue[i]));
+        } else {
+          kept.push_back(std::move(shard.queue[i]));
+        }
+      }
+      shard.queue.swap(kept);
+    }
+    for (const Task& task : taken) Run(task);
   }
 
   // Whether this server owns every key of a request by its routing table; if not, the request is
@@ -330,14 +373,19 @@ class KVServerCore::Impl {
     return parts;
   }
 
-  // Runs a task inline when it is small and its shard idle, else queues it for the shard.
-  void Dispatch(Task task) {
+  // Runs a task inline when it is small and its shard idle, else queues it for the shard (at the
+  // front when `ahead`).
+  void Dispatch(Task task, bool ahead = false) {
     Shard& shard = *shards_[task.meta.shard];
     const bool small = task.data.values.size() <= kInlineBytes && !injected_.emulates_rate();
     {
       std::lock_guard<std::mutex> lock(shard.mu);
       if (!small || shard.busy || !shard.queue.empty()) {
-        shard.queue.push_back(std::move(task));
+        if (ahead) {
+          shard.queue.push_front(std::move(task));
+        } else {
+          shard.queue.push_back(std::move(task));
+        }
         shard.ready.notify_one();
         return;
       }

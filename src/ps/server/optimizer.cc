@@ -70,12 +70,25 @@ OptimizerSpec OptimizerSpec::Parse(const std::string& text) {
   return spec;
 }
 
-ParameterState::ParameterState(const float* initial, size_t count, const Allocator& allocate)
+ParameterState::ParameterState(const void* initial, size_t count, const Allocator& allocate)
     : size_(count) {
   uint8_t* out = nullptr;
   values_ = allocate(count * sizeof(float), &out);
   data_ = reinterpret_cast<float*>(out);
   if (count > 0) std::memcpy(data_, initial, count * sizeof(float));
+}
+
+void ParameterState::Moment::Allocate(size_t count, const ParameterState::Allocator& allocate,
+                                      const uint8_t* bytes) {
+  uint8_t* out = nullptr;
+  memory = allocate(count * sizeof(float), &out);
+  data = reinterpret_cast<float*>(out);
+  if (count == 0) return;
+  if (bytes) {
+    std::memcpy(out, bytes, count * sizeof(float));
+  } else {
+    std::memset(out, 0, count * sizeof(float));
+  }
 }
 
 void ParameterState::Apply(const OptimizerSpec& spec, Reducer& reducer, const float* grad,
@@ -91,39 +104,39 @@ void ParameterState::Apply(const OptimizerSpec& spec, Reducer& reducer, const fl
   if (spec.kind == OptimizerSpec::Kind::kSgd) {
     SgdParams p = spec.sgd;
     p.grad_scale = grad_scale;
-    if (p.momentum != 0 && momentum_.empty()) momentum_.assign(size_, 0.f);
-    reducer.SgdStep(p, data_, momentum_.empty() ? nullptr : momentum_.data(), g, size_);
+    if (p.momentum != 0 && !momentum_.data) momentum_.Allocate(size_, allocate);
+    reducer.SgdStep(p, data_, momentum_.data, g, size_);
     return;
   }
-  if (momentum_.empty()) {
-    momentum_.assign(size_, 0.f);
-    second_moment_.assign(size_, 0.f);
-  }
+  if (!momentum_.data) momentum_.Allocate(size_, allocate);
+  if (!second_moment_.data) second_moment_.Allocate(size_, allocate);
   AdamParams p = spec.adam;
   p.grad_scale = grad_scale;
   p.step = ++steps_;
-  reducer.AdamStep(p, data_, momentum_.data(), second_moment_.data(), g, size_);
+  reducer.AdamStep(p, data_, momentum_.data, second_moment_.data, g, size_);
 }
 
 void ParameterState::Encode(ByteWriter& out) const {
   out.PutArray(data_, size_);
-  out.PutArray(momentum_);
-  out.PutArray(second_moment_);
+  out.PutArray(momentum_.data, momentum_.data ? size_ : 0);
+  out.PutArray(second_moment_.data, second_moment_.data ? size_ : 0);
   out.Put(steps_);
 }
 
 std::unique_ptr<ParameterState> ParameterState::Decode(ByteReader& in, const Allocator& allocate) {
-  const std::vector<float> values = in.GetArray<float>();
-  auto state = std::make_unique<ParameterState>(values.data(), values.size(), allocate);
-  state->momentum_ = in.GetArray<float>();
-  state->second_moment_ = in.GetArray<float>();
-  state->steps_ = in.Get<int64_t>();
-  for (const auto* moment : {&state->momentum_, &state->second_moment_}) {
-    if (!moment->empty() && moment->size() != values.size()) {
-      throw Error(StrCat(in.what(), ": an optimizer moment of ", moment->size(), " values for ",
-                         values.size(), " parameters"));
+  size_t count = 0;
+  const uint8_t* values = in.GetArrayBytes<float>(&count);
+  auto state = std::make_unique<ParameterState>(values, count, allocate);
+  for (Moment* moment : {&state->momentum_, &state->second_moment_}) {
+    size_t n = 0;
+    const uint8_t* bytes = in.GetArrayBytes<float>(&n);
+    if (n != 0 && n != count) {
+      throw Error(
+          StrCat(in.what(), ": an optimizer moment of ", n, " values for ", count, " parameters"));
     }
+    if (n > 0) moment->Allocate(n, allocate, bytes);
   }
+  state->steps_ = in.Get<int64_t>();
   return state;
 }
 

@@ -32,7 +32,8 @@ class ParameterState {
   // Recycled memory for values (see KVServerCore::Allocate).
   using Allocator = std::function<Buffer(size_t bytes, uint8_t** writable)>;
 
-  ParameterState(const float* initial, size_t count, const Allocator& allocate);
+  // `initial`: `count` floats, possibly unaligned.
+  ParameterState(const void* initial, size_t count, const Allocator& allocate);
 
   // values = step(values, grad_scale * grad): one fused pass of the Reducer. Values still read by
   // a response in flight are never changed: the step then runs on a fresh copy.
@@ -49,11 +50,19 @@ class ParameterState {
   size_t size() const { return size_; }
 
  private:
+  // Optimizer state in recycled memory too: a key that moves in arrives in pages already mapped.
+  struct Moment {
+    Buffer memory;
+    float* data = nullptr;  // null until the optimizer needs it
+    // Zeros, or `count` floats read from `bytes` (possibly unaligned).
+    void Allocate(size_t count, const Allocator& allocate, const uint8_t* bytes = nullptr);
+  };
+
   Buffer values_;
   float* data_;
   size_t size_;
-  std::vector<float> momentum_;  // SGD with momentum; Adam's first moment
-  std::vector<float> second_moment_;
+  Moment momentum_;  // SGD with momentum; Adam's first moment
+  Moment second_moment_;
   int64_t steps_ = 0;
 };
 

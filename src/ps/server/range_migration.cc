@@ -28,14 +28,12 @@ struct RangeMigration::Incoming {
   std::string error;
 };
 
-RangeMigration::RangeMigration(SessionCore& session, int app_id, int shards, ShardOf shard_of,
-                               RunOnShard run_on_shard, KVServerCore::ExportHandler export_keys,
+RangeMigration::RangeMigration(SessionCore& session, int app_id, Shards shards,
+                               KVServerCore::ExportHandler export_keys,
                                KVServerCore::ImportHandler import_keys)
     : session_(session),
       app_id_(app_id),
-      shards_(shards),
-      shard_of_(std::move(shard_of)),
-      run_on_shard_(std::move(run_on_shard)),
+      shards_(std::move(shards)),
       export_keys_(std::move(export_keys)),
       import_keys_(std::move(import_keys)) {}
 
@@ -75,11 +73,12 @@ void RangeMigration::OnMigrate(const Message& msg) {
   session_.InstallRouting(*next);  // from now on requests for the range are redirected
   auto out = std::make_shared<Outgoing>();
   out->order = order;
-  out->remaining = shards_;
-  for (int shard = 0; shard < shards_; ++shard) {
-    run_on_shard_(shard, [this, out, next, range](int s) {
-      std::vector<KVServerCore::MovedKey> records =
-          export_keys_(s, [&](Key key) { return next->RangeOf(key) == range; });
+  out->remaining = shards_.count;
+  for (int shard = 0; shard < shards_.count; ++shard) {
+    shards_.run_ahead(shard, [this, out, next, range](int s) {
+      const std::function<bool(Key)> moving = [&](Key key) { return next->RangeOf(key) == range; };
+      shards_.serve_queued(s, moving);
+      std::vector<KVServerCore::MovedKey> records = export_keys_(s, moving);
       bool last;
       {
         std::lock_guard<std::mutex> lock(out->mu);
@@ -137,7 +136,7 @@ void RangeMigration::OnState(const Message& msg) {
   const Key* keys = msg.keys.as<Key>();
   const size_t n = msg.num_keys();
   const int32_t* lens = msg.lens.as<int32_t>();
-  std::vector<std::vector<KVServerCore::MovedKey>> by_shard(shards_);
+  std::vector<std::vector<KVServerCore::MovedKey>> by_shard(shards_.count);
   try {
     if (session_.RoleOf(meta.sender()) != Role::kServer) {
       throw Error(StrCat("rank ", meta.sender(), " sent key state but is not a server"));
@@ -166,7 +165,7 @@ void RangeMigration::OnState(const Message& msg) {
         throw Error(StrCat("rank ", meta.sender(), " sent ", lens[i], " bytes of state for key ",
                            keys[i], " with ", values.size() - offset, " bytes left"));
       }
-      by_shard[shard_of_(keys[i])].push_back({keys[i], values.Slice(offset, lens[i])});
+      by_shard[shards_.shard_of(keys[i])].push_back({keys[i], values.Slice(offset, lens[i])});
       offset += static_cast<size_t>(lens[i]);
     }
     in->bytes = static_cast<int64_t>(values.size());
@@ -175,9 +174,9 @@ void RangeMigration::OnState(const Message& msg) {
     session_.RejectRequest(in->order, e.what());
     return;
   }
-  in->remaining = shards_;
-  for (int shard = 0; shard < shards_; ++shard) {
-    run_on_shard_(shard, [this, in, records = std::move(by_shard[shard])](int s) {
+  in->remaining = shards_.count;
+  for (int shard = 0; shard < shards_.count; ++shard) {
+    shards_.run_ahead(shard, [this, in, records = std::move(by_shard[shard])](int s) {
       std::string error;
       try {
         import_keys_(s, records);

@@ -271,6 +271,34 @@ KeyStatus SyncEngine::Status(Key key) const {
   return s;
 }
 
+void SyncEngine::EncodeKey(const KeyState& k, ByteWriter& out) {
+  out.Put(k.version);
+  out.Put(k.complete);
+  out.Put(k.applied);
+  out.Put(k.dropped);
+  out.Put(static_cast<uint64_t>(k.switches_done));
+  const std::string mode = k.mode.ToString();
+  out.PutArray(mode.data(), mode.size());
+  out.PutArray(k.last_clock);
+  out.PutArray(k.arrived);
+  k.params->Encode(out);
+  out.Put(static_cast<uint64_t>(k.aggregates.size()));
+  for (const auto& [clock, a] : k.aggregates) {
+    out.Put(clock);
+    out.Put(a.count);
+    out.Put(a.weight);
+    out.PutArray(a.count == 1 ? a.first.as<float>() : a.sum_data, k.params->size());
+  }
+  out.Put(static_cast<uint64_t>(k.held.size()));
+  for (const Gradient& g : k.held) {
+    out.Put(g.worker);
+    out.Put(g.clock);
+    out.Put(g.version);
+    out.Put(g.weight);
+    out.PutArray(g.values.as<float>(), g.values.size() / sizeof(float));
+  }
+}
+
 std::vector<SyncEngine::KeyRecord> SyncEngine::Export(const std::function<bool(Key)>& moving) {
   // Pulls that wait on a moving key, wherever they wait (a pull waits on its first key not
   // ready, which may be one that stays).
@@ -292,33 +320,13 @@ std::vector<SyncEngine::KeyRecord> SyncEngine::Export(const std::function<bool(K
     }
     const KeyState& k = it->second;
     if (k.params) {
-      ByteWriter out;
-      out.Put(k.version);
-      out.Put(k.complete);
-      out.Put(k.applied);
-      out.Put(k.dropped);
-      out.Put(static_cast<uint64_t>(k.switches_done));
-      const std::string mode = k.mode.ToString();
-      out.PutArray(mode.data(), mode.size());
-      out.PutArray(k.last_clock);
-      out.PutArray(k.arrived);
-      k.params->Encode(out);
-      out.Put(static_cast<uint64_t>(k.aggregates.size()));
-      for (const auto& [clock, a] : k.aggregates) {
-        out.Put(clock);
-        out.Put(a.count);
-        out.Put(a.weight);
-        out.PutArray(a.count == 1 ? a.first.as<float>() : a.sum_data, k.params->size());
-      }
-      out.Put(static_cast<uint64_t>(k.held.size()));
-      for (const Gradient& g : k.held) {
-        out.Put(g.worker);
-        out.Put(g.clock);
-        out.Put(g.version);
-        out.Put(g.weight);
-        out.PutArray(g.values.as<float>(), g.values.size() / sizeof(float));
-      }
-      records.push_back({it->first, Buffer::FromVector(out.Take())});
+      ByteWriter size;
+      EncodeKey(k, size);
+      uint8_t* memory = nullptr;
+      Buffer record = allocate_(size.size(), &memory);
+      ByteWriter out(memory, size.size());
+      EncodeKey(k, out);
+      records.push_back({it->first, std::move(record)});
     }
     it = keys_.erase(it);
   }
@@ -348,13 +356,14 @@ void SyncEngine::Import(Key key, const Buffer& state) {
   }
   k.params = ParameterState::Decode(in, allocate_);
   const size_t count = k.params->size();
-  auto floats = [&](const std::vector<float>& values, float** data) {
-    if (values.size() != count) {
-      throw Error(StrCat(in.what(), ": ", values.size(), " values for a key of ", count));
-    }
+  // The next array of the record, copied into recycled memory.
+  auto floats = [&](float** data) {
+    size_t n = 0;
+    const uint8_t* values = in.GetArrayBytes<float>(&n);
+    if (n != count) throw Error(StrCat(in.what(), ": ", n, " values for a key of ", count));
     uint8_t* out = nullptr;
     Buffer buffer = allocate_(count * sizeof(float), &out);
-    std::memcpy(out, values.data(), count * sizeof(float));
+    if (count > 0) std::memcpy(out, values, count * sizeof(float));
     if (data) *data = reinterpret_cast<float*>(out);
     return buffer;
   };
@@ -364,9 +373,9 @@ void SyncEngine::Import(Key key, const Buffer& state) {
     a.count = in.Get<int>();
     a.weight = in.Get<double>();
     if (a.count == 1) {
-      a.first = floats(in.GetArray<float>(), nullptr);
+      a.first = floats(nullptr);
     } else {
-      a.sum = floats(in.GetArray<float>(), &a.sum_data);
+      a.sum = floats(&a.sum_data);
     }
   }
   for (uint64_t i = 0, n = in.Get<uint64_t>(); i < n; ++i) {
@@ -375,7 +384,7 @@ void SyncEngine::Import(Key key, const Buffer& state) {
     g.clock = in.Get<int64_t>();
     g.version = in.Get<int64_t>();
     g.weight = in.Get<double>();
-    g.values = floats(in.GetArray<float>(), nullptr);
+    g.values = floats(nullptr);
     k.held.push_back(std::move(g));
   }
   if (!in.done()) throw Error(StrCat(in.what(), ": bytes left over after the last field"));

@@ -134,6 +134,8 @@ class SyncEngine {
     int64_t first_clock;
   };
 
+  // A key's whole state as a record for Export (counted, then written: see ByteWriter).
+  static void EncodeKey(const KeyState& k, ByteWriter& out);
   const KeyState& Find(Key key, const Gradient& g) const;
   bool Holds(const KeyState& k, int64_t clock) const;
   bool Ready(const KeyState& k, int64_t clock) const;
