@@ -11,6 +11,7 @@
 #include "pacer/gradient_sync.h"
 #include "pacer/migration_control.h"
 #include "pacer/parameter_server.h"
+#include "ps/routing.h"
 #include "ps/session_core.h"
 
 namespace pacer {
@@ -93,6 +94,56 @@ TEST(MigrationTest, BadOrdersAreRefusedAndTheJobGoesOn) {
     }
     // Four steps of 0.5: nothing lost or doubled across the move.
     EXPECT_EQ(w, std::vector<float>(4, -1.f));
+    session.Barrier(kAllNodes);
+  });
+}
+
+// Pushes queued on the owner when its range is ordered away are applied there first: the export
+// runs ahead of the owner's queue but serves the range's queued requests before it leaves. The
+// owner serves 20 MB/s (an emulated capacity), so the four workers' 1 MB pushes are still queued
+// when the order comes.
+TEST(MigrationTest, QueuedPushesOfAMovingRangeAreAppliedBeforeItLeaves) {
+  constexpr int kWorkers = 4;
+  constexpr size_t kFloats = 1 << 18;  // 1 MB: one key
+  Config config;
+  config.servers = 2;
+  config.sync = "asp";
+  config.optimizer = "sgd:lr=1";
+  config.inject = {"server:0:rate=20MB/s"};
+  config.timeout_s = 20;  // a lost push fails the test in seconds
+  const int scheduler_and_workers = kSchedulerGroup | kWorkerGroup;
+  RunLocalJob(2, kWorkers, config, [&](Session& session) {
+    if (session.is_server()) {
+      ParameterServer server(session);
+      session.Barrier(kAllNodes);
+      if (session.core().routing()->ServerOf(0) == session.rank() - 1) {
+        const ParameterServer::KeyStats stats = server.Keys().at(0);
+        EXPECT_EQ(stats.applied, kWorkers) << "on the new owner, server " << session.rank() - 1;
+      }
+      session.Barrier(kAllNodes);
+      return;
+    }
+    if (!session.is_worker()) {
+      MigrationControl control(session);
+      const int range = control.RangeOf(0);
+      EXPECT_EQ(control.OwnerOf(range), 0) << "the test wants key 0 on the slow server";
+      session.Barrier(scheduler_and_workers);  // the pushes are queued on server 0
+      control.MoveRange(range, 1);
+      session.Barrier(kAllNodes);
+      session.Barrier(kAllNodes);
+      return;
+    }
+    std::vector<float> w(kFloats, 1.f), grad(kFloats, 1.f);
+    GradientSync sync(session);
+    sync.Register("w", w.data(), w.size());
+    sync.BeginIteration(1);
+    sync.PushPull("w", grad.data(), w.data());
+    session.Barrier(scheduler_and_workers);
+    sync.EndIteration();
+    session.Barrier(kWorkerGroup);
+    sync.Fetch();
+    EXPECT_EQ(w, std::vector<float>(kFloats, 1.f - kWorkers));  // each push applied once
+    session.Barrier(kAllNodes);
     session.Barrier(kAllNodes);
   });
 }

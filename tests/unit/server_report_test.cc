@@ -1,0 +1,124 @@
+// What servers report to the scheduler: with an emulated capacity (--inject=server:*:rate=RATE)
+// the service time is exactly the work over the rate; with --balance=sas, the bytes pushed to
+// each key range come along.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <mutex>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "local_job.h"
+#include "pacer/gradient_sync.h"
+#include "pacer/parameter_server.h"
+#include "ps/routing.h"
+#include "ps/session_core.h"
+#include "ps/telemetry.h"
+
+namespace pacer {
+namespace {
+
+struct Totals {
+  double service_s = 0;
+  int64_t bytes_in = 0;
+  std::vector<int64_t> range_bytes;
+  int reports = 0;
+};
+
+// One worker pushes a 1 MB key (one request per push) `iterations` times after registering it;
+// returns what the one server reported in all.
+Totals TrainAndCollect(const Config& config, int iterations) {
+  constexpr size_t kFloats = 1 << 18;
+  constexpr int64_t kInitialPushes = 1;  // GradientSync registers a tensor by pushing its values
+  std::mutex mu;
+  Totals totals;
+  RunLocalJob(1, 1, config, [&](Session& session) {
+    if (session.is_server()) {
+      ParameterServer server(session);
+      session.Barrier(kAllNodes);
+      return;
+    }
+    if (!session.is_worker()) {
+      session.core().SetReportSinks(nullptr, [&](int, const ServerReport& r) {
+        std::lock_guard<std::mutex> lock(mu);
+        totals.service_s += r.service_s;
+        totals.bytes_in += r.bytes_in;
+        totals.range_bytes.resize(r.range_bytes.size());
+        for (size_t i = 0; i < r.range_bytes.size(); ++i) totals.range_bytes[i] += r.range_bytes[i];
+        ++totals.reports;
+      });
+      session.Barrier(kSchedulerGroup | kWorkerGroup);  // the worker is done
+      // Its last requests are reported within a report interval or two.
+      const int64_t expected = (iterations + kInitialPushes) * int64_t{kFloats * sizeof(float)};
+      for (int i = 0; i < 100; ++i) {
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          if (totals.bytes_in >= expected) break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      session.Barrier(kAllNodes);
+      return;
+    }
+    std::vector<float> w(kFloats, 1.f), grad(kFloats, 1.f);
+    GradientSync sync(session);
+    sync.Register("w", w.data(), w.size());
+    for (int i = 0; i < iterations; ++i) {
+      sync.BeginIteration(1);
+      sync.PushPull("w", grad.data(), w.data());
+      sync.EndIteration();
+    }
+    session.Barrier(kSchedulerGroup | kWorkerGroup);
+    session.Barrier(kAllNodes);
+  });
+  return totals;
+}
+
+TEST(ServerReportTest, AnEmulatedRateMakesServiceTimeTheWorkOverTheRate) {
+  Config config;
+  config.inject = {"server:*:rate=100MB/s"};
+  config.server_report_ms = 20;
+  const Totals totals = TrainAndCollect(config, 3);
+  ASSERT_GT(totals.reports, 0);
+  EXPECT_GE(totals.bytes_in, 4 << 20);
+  EXPECT_NEAR(totals.service_s, static_cast<double>(totals.bytes_in) / 100e6, 1e-6);
+  EXPECT_TRUE(totals.range_bytes.empty()) << "ranges are counted only for --balance=sas";
+}
+
+TEST(ServerReportTest, UnderSasServersReportTheBytesPushedToEachRange) {
+  Config config;
+  config.balance = "sas";
+  config.server_report_ms = 20;
+  const Totals totals = TrainAndCollect(config, 3);
+  const Router table(1);
+  ASSERT_EQ(totals.range_bytes.size(), static_cast<size_t>(table.num_ranges()));
+  // Key 0, the tensor's only key: its initial values and three gradients, 1 MB each.
+  EXPECT_EQ(totals.range_bytes[table.RangeOf(0)], 4 << 20);
+  EXPECT_EQ(std::accumulate(totals.range_bytes.begin(), totals.range_bytes.end(), int64_t{0}),
+            4 << 20);
+}
+
+TEST(ServerReportTest, TravelsAsBytesAndMalformedOnesAreRefused) {
+  ServerReport report;
+  report.service_s = 0.25;
+  report.bytes_in = 1 << 20;
+  report.keys = 3;
+  report.range_bytes = {0, 7, 1 << 20};
+  ServerReport decoded;
+  std::string error;
+  ASSERT_TRUE(DecodeReport(EncodeReport(report), &decoded, &error)) << error;
+  EXPECT_EQ(decoded.service_s, 0.25);
+  EXPECT_EQ(decoded.bytes_in, 1 << 20);
+  EXPECT_EQ(decoded.keys, 3);
+  EXPECT_EQ(decoded.range_bytes, report.range_bytes);
+
+  const Buffer bytes = EncodeReport(report);
+  EXPECT_FALSE(DecodeReport(bytes.Slice(0, bytes.size() - 3), &decoded, &error));
+  EXPECT_EQ(error, "a server's report of " + std::to_string(bytes.size() - 3) +
+                       " bytes, expected " + std::to_string(sizeof(ServerTotals)) +
+                       " and 8 per key range");
+}
+
+}  // namespace
+}  // namespace pacer
