@@ -27,11 +27,12 @@ bool SasBalancer::Observe(int server, const ServerReport& report) {
 }
 
 straggler::SasDecision SasBalancer::Decide(const std::vector<int>& owners) {
+  const bool warming_up = ++boundaries_ <= kWarmupBoundaries;
   for (size_t r = 0; r < load_.size(); ++r) {
-    load_[r] = kLoadDecay * load_[r] + pending_[r];
+    load_[r] = warming_up ? 0 : kLoadDecay * load_[r] + pending_[r];
     pending_[r] = 0;
   }
-  if (++boundaries_ <= kWarmupBoundaries) return {};
+  if (boundaries_ < kWarmupBoundaries + kMeasuredBoundaries) return {};
   std::vector<straggler::KeyRangeLoad> ranges;
   for (size_t r = 0; r < load_.size() && r < owners.size(); ++r) {
     if (load_[r] > 0) ranges.push_back({static_cast<int>(r), load_[r], owners[r]});

@@ -28,11 +28,15 @@ class SasBalancer {
   static constexpr int64_t kMinWorkBytes = int64_t{1} << 20;
   // Reports whose median is a server's time per byte.
   static constexpr size_t kSamples = 3;
-  // Per boundary, the weight the loads measured before it keep.
-  static constexpr double kLoadDecay = 0.8;
-  // Boundaries before the first decision: the loads must cover whole iterations (a report in
-  // flight at the first boundary leaves its ranges looking light).
+  // Per boundary, the weight the loads measured before it keep: about the last 20 iterations
+  // count. Reports do not line up with boundaries, so one boundary's bytes per range are off by
+  // a push or two; a shorter memory let that noise pass the imbalance threshold in S6.
+  static constexpr double kLoadDecay = 0.95;
+  // The first boundaries' bytes are dropped: the first iterations fault their pages in and leave
+  // some servers' pushes in later reports (one server looked 29% busier than another in S6).
   static constexpr int kWarmupBoundaries = 3;
+  // Then loads are measured over this many boundaries before the first decision.
+  static constexpr int kMeasuredBoundaries = 5;
 
  private:
   straggler::SasPolicy policy_;

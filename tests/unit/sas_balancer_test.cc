@@ -45,7 +45,7 @@ straggler::SasDecision ReportAndDecide(SasBalancer& balancer, const std::vector<
 TEST(SasBalancerTest, WaitsForWholeIterationsAndThreeReportsPerServer) {
   SasBalancer balancer(kServers, kRanges);
   const std::vector<int> owners = BlockOwners();
-  for (int b = 0; b < SasBalancer::kWarmupBoundaries; ++b) {
+  for (int b = 1; b < SasBalancer::kWarmupBoundaries + SasBalancer::kMeasuredBoundaries; ++b) {
     EXPECT_TRUE(ReportAndDecide(balancer, owners, {3, 3, 3}).moves.empty()) << "boundary " << b;
   }
   // Past the warm-up, server 0 at 3x sheds load: 3 of 4 ranges to the others.
@@ -58,7 +58,7 @@ TEST(SasBalancerTest, WaitsForWholeIterationsAndThreeReportsPerServer) {
 TEST(SasBalancerTest, OneOddReportMovesNothingTwoInARowDo) {
   SasBalancer balancer(kServers, kRanges);
   const std::vector<int> owners = BlockOwners();
-  for (int b = 0; b < SasBalancer::kWarmupBoundaries; ++b) {
+  for (int b = 1; b < SasBalancer::kWarmupBoundaries + SasBalancer::kMeasuredBoundaries; ++b) {
     ReportAndDecide(balancer, owners, {1, 1, 1});
   }
   EXPECT_TRUE(ReportAndDecide(balancer, owners, {3}).moves.empty());
@@ -69,7 +69,7 @@ TEST(SasBalancerTest, OneOddReportMovesNothingTwoInARowDo) {
 TEST(SasBalancerTest, IdleReportsDoNotJudgeAServer) {
   SasBalancer balancer(kServers, kRanges);
   const std::vector<int> owners = BlockOwners();
-  for (int b = 0; b < SasBalancer::kWarmupBoundaries; ++b) {
+  for (int b = 1; b < SasBalancer::kWarmupBoundaries + SasBalancer::kMeasuredBoundaries; ++b) {
     ReportAndDecide(balancer, owners, {1, 1, 1});
   }
   // Slow, but with too little work to say so: a request's fixed cost, not the server.
