@@ -192,8 +192,9 @@ class KVServerCore::Impl {
         const size_t n = task.data.keys.count<Key>();
         const bool keyless = task.control || task.sync_switch;
         take[i] = take_all || (keyless && !shared.empty());
-        for (size_t k = 0; k < n && !take[i]; ++k)
-          take[i] = moving(keys[k]) || shared.count(keys[k]);
+        for (size_t k = 0; k < n && !take[i]; ++k) {
+          take[i] = moving(keys[k]) || shared.count(keys[k]) > 0;
+        }
         if (!take[i]) continue;
         if (keyless) take_all = true;
         shared.insert(keys, keys + n);
