@@ -70,6 +70,10 @@ struct Config {
   // measured service time per byte makes them stragglers (STRAGGLERS.md section 3), and back when
   // they recover; "none" (the default): ranges stay where they start.
   std::string balance = "none";
+  // --server_bandwidth: servers' known capacity (a NIC's rate, say), as RATE for every server or
+  // RATE,RATE,... one per server, like 1.25GB/s. SAS then judges a server by the worse of its
+  // measured service rate and this one. Empty: measured only.
+  std::string server_bandwidth;
 
   // Reads the flags (after ParseCommandLine) and their PACER_ environment twins.
   static Config FromFlags();

@@ -104,6 +104,9 @@ DEFINE_int32(migrate_every, pacer::EnvInt("PACER_MIGRATE_EVERY", pacer::kDefault
 DEFINE_string(balance, pacer::EnvString("PACER_BALANCE", pacer::kDefaults.balance.c_str()),
               "server load balancing: none, or sas (move key ranges off slow servers)");
 
+DEFINE_string(server_bandwidth, pacer::EnvString("PACER_SERVER_BANDWIDTH", ""),
+              "servers' known capacity for SAS: RATE for all, or RATE,RATE,... one per server");
+
 DEFINE_int32(server_report_ms,
              pacer::EnvInt("PACER_SERVER_REPORT_MS", pacer::kDefaults.server_report_ms),
              "how often servers report their service time, bytes and queue to the scheduler");
@@ -156,6 +159,7 @@ Config Config::FromFlags() {
   c.server_report_ms = FLAGS_server_report_ms;
   c.migrate_every = FLAGS_migrate_every;
   c.balance = FLAGS_balance;
+  c.server_bandwidth = FLAGS_server_bandwidth;
   return c;
 }
 

@@ -17,6 +17,25 @@ namespace {
 
 constexpr int kDefaultSpinUs = 50;
 
+// --server_bandwidth: one RATE for every server, or one per server.
+std::vector<double> ParseServerBandwidth(const std::string& text, int servers) {
+  std::vector<double> rates;
+  if (text.empty()) return std::vector<double>(servers, 0);
+  try {
+    std::stringstream list(text);
+    for (std::string rate; std::getline(list, rate, ',');)
+      rates.push_back(straggler::ParseRate(rate));
+  } catch (const std::invalid_argument& e) {
+    throw Error("--server_bandwidth=" + text + ": " + e.what());
+  }
+  if (rates.size() == 1) return std::vector<double>(servers, rates[0]);
+  if (rates.size() != static_cast<size_t>(servers)) {
+    throw Error("--server_bandwidth=" + text + ": " + std::to_string(rates.size()) + " rates for " +
+                std::to_string(servers) + " servers (give one, or one per server)");
+  }
+  return rates;
+}
+
 std::string GroupName(int group) {
   std::string name;
   if (group & kSchedulerGroup) name += "scheduler";
@@ -122,6 +141,7 @@ SessionCore::SessionCore(const Config& config, std::unique_ptr<Transport> transp
   if (config_.balance != "none" && config_.balance != "sas") {
     throw Error("--balance=" + config_.balance + ": expected none or sas");
   }
+  server_bandwidth_ = ParseServerBandwidth(config_.server_bandwidth, config_.servers);
   role_ = RoleOf(transport_->rank());
   for (const std::string& spec : config_.inject) {
     try {

@@ -60,6 +60,8 @@ class SessionCore {
   Role RoleOf(int rank) const;
   // --inject, parsed (bad specs are rejected when the session starts).
   const std::vector<straggler::FaultSpec>& faults() const { return faults_; }
+  // --server_bandwidth, parsed: bytes per second per server index, 0 where unknown.
+  const std::vector<double>& server_bandwidth() const { return server_bandwidth_; }
   // Seconds since this session started: the time axis of injection windows and metrics.
   double SecondsSinceStart() const;
 
@@ -106,6 +108,7 @@ class SessionCore {
 
   Config config_;
   std::vector<straggler::FaultSpec> faults_;
+  std::vector<double> server_bandwidth_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::unique_ptr<Transport> transport_;
   std::once_flag reducer_once_;

@@ -49,8 +49,8 @@ Monitor::Monitor(SessionCore& session)
   }
   const bool balance = session.config().balance == "sas" && session.num_servers() > 1;
   if (balance) {
-    balancer_ =
-        std::make_unique<SasBalancer>(session.num_servers(), session.routing()->num_ranges());
+    balancer_ = std::make_unique<SasBalancer>(
+        session.num_servers(), session.routing()->num_ranges(), session.server_bandwidth());
   }
   if ((session.config().migrate_every > 0 || balance) && session.num_servers() > 1) {
     mover_ = std::make_unique<RangeMover>(

@@ -1,14 +1,19 @@
 #include "scheduler/sas_balancer.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace pacer {
 
-SasBalancer::SasBalancer(int num_servers, int num_ranges, const straggler::SasOptions& options)
+SasBalancer::SasBalancer(int num_servers, int num_ranges, std::vector<double> bandwidth,
+                         const straggler::SasOptions& options)
     : policy_(options),
+      bandwidth_(std::move(bandwidth)),
       seconds_per_byte_(num_servers),
       load_(num_ranges, 0),
-      pending_(num_ranges, 0) {}
+      pending_(num_ranges, 0) {
+  bandwidth_.resize(num_servers, 0);
+}
 
 bool SasBalancer::Observe(int server, const ServerReport& report) {
   if (server < 0 || server >= static_cast<int>(seconds_per_byte_.size()) ||
@@ -37,11 +42,13 @@ straggler::SasDecision SasBalancer::Decide(const std::vector<int>& owners) {
   for (size_t r = 0; r < load_.size() && r < owners.size(); ++r) {
     if (load_[r] > 0) ranges.push_back({static_cast<int>(r), load_[r], owners[r]});
   }
-  std::vector<double> seconds_per_byte;  // 0: not measured yet, counts as the median server
-  for (const std::deque<double>& samples : seconds_per_byte_) {
-    std::vector<double> sorted(samples.begin(), samples.end());
+  std::vector<double> seconds_per_byte;  // 0: not known, counts as the median server
+  for (size_t s = 0; s < seconds_per_byte_.size(); ++s) {
+    std::vector<double> sorted(seconds_per_byte_[s].begin(), seconds_per_byte_[s].end());
     std::sort(sorted.begin(), sorted.end());
-    seconds_per_byte.push_back(sorted.size() == kSamples ? sorted[kSamples / 2] : 0);
+    const double measured = sorted.size() == kSamples ? sorted[kSamples / 2] : 0;
+    const double link = bandwidth_[s] > 0 ? 1 / bandwidth_[s] : 0;
+    seconds_per_byte.push_back(std::max(measured, link));
   }
   return policy_.Decide(ranges, seconds_per_byte);
 }

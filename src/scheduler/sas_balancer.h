@@ -10,13 +10,16 @@
 namespace pacer {
 
 // The scheduler's measurements for SasPolicy (--balance=sas): each server's service time per
-// byte and each key range's load, from the servers' reports. A server's time per byte is the
-// median of its last few reports that carried enough work to judge it (one odd interval does not
-// move ranges, two in a row do); a range's load is a decaying sum of the bytes pushed to it, so
-// it follows demand whichever server owns the range.
+// byte and each key range's load, from the servers' reports. Where a server's bandwidth is known
+// (--server_bandwidth), the worse of the two resources judges it (STRAGGLERS.md section 3). A
+// server's time per byte is the median of its last few reports that carried enough work to judge it
+// (one odd interval does not move ranges, two in a row do); a range's load is a decaying sum of the
+// bytes pushed to it, so it follows demand whichever server owns the range.
 class SasBalancer {
  public:
-  SasBalancer(int num_servers, int num_ranges, const straggler::SasOptions& options = {});
+  // `bandwidth`: bytes per second per server, 0 where unknown (empty: none known).
+  SasBalancer(int num_servers, int num_ranges, std::vector<double> bandwidth = {},
+              const straggler::SasOptions& options = {});
 
   // A server's report; one whose range bytes do not match the table is ignored (returns false).
   bool Observe(int server, const ServerReport& report);
@@ -40,6 +43,7 @@ class SasBalancer {
 
  private:
   straggler::SasPolicy policy_;
+  std::vector<double> bandwidth_;                     // per server; 0: unknown
   std::vector<std::deque<double>> seconds_per_byte_;  // per server: the last kSamples
   std::vector<double> load_;                          // per range: decaying bytes
   std::vector<double> pending_;                       // per range: bytes since the last boundary

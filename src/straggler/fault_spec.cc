@@ -33,17 +33,11 @@ double Duration(const std::string& text, const std::string& part) {
 }
 
 double Rate(const std::string& text, const std::string& part) {
-  const double rate = NumberWithUnit(text, part,
-                                     {{"B/s", 1},
-                                      {"KB/s", 1e3},
-                                      {"MB/s", 1e6},
-                                      {"GB/s", 1e9},
-                                      {"KiB/s", 1024.0},
-                                      {"MiB/s", 1048576.0},
-                                      {"GiB/s", 1073741824.0}},
-                                     "a rate such as 100MB/s");
-  if (rate <= 0) Bad(text, "a rate must be positive");
-  return rate;
+  try {
+    return ParseRate(part);
+  } catch (const std::invalid_argument& e) {
+    Bad(text, e.what());
+  }
 }
 
 double Multiplier(const std::string& text, const std::string& part) {
@@ -89,6 +83,22 @@ double Uniform(uint64_t seed, int node, int64_t iteration) {
 }
 
 }  // namespace
+
+double ParseRate(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  const std::string unit(end == text.c_str() ? "" : end);
+  const std::pair<const char*, double> units[] = {
+      {"B/s", 1},        {"KB/s", 1e3},        {"MB/s", 1e6},          {"GB/s", 1e9},
+      {"KiB/s", 1024.0}, {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0}};
+  for (const auto& [name, factor] : units) {
+    if (end != text.c_str() && unit == name) {
+      if (!(v > 0)) throw std::invalid_argument("a rate must be positive, not '" + text + "'");
+      return v * factor;
+    }
+  }
+  throw std::invalid_argument("'" + text + "' is not a rate such as 100MB/s");
+}
 
 FaultSpec FaultSpec::Parse(const std::string& text) {
   FaultSpec f;

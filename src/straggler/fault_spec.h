@@ -63,6 +63,10 @@ double ActiveMultiplier(const std::vector<FaultSpec>& faults, FaultSpec::Target 
                         FaultSpec::Effect effect, int index, int64_t iteration, double time_s,
                         uint64_t seed);
 
+// A RATE as the specs write it (100MB/s, 1.5GB/s, 800KiB/s) in bytes per second. Throws
+// std::invalid_argument for text that is not a positive rate.
+double ParseRate(const std::string& text);
+
 // The lowest RATE of the rate specs that name server `index` and apply at `time_s`, divided by
 // the active service multipliers; 0 when no rate spec applies (the server runs at its own speed).
 double ActiveServiceRate(const std::vector<FaultSpec>& faults, int index, double time_s,

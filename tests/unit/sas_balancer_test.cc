@@ -82,6 +82,22 @@ TEST(SasBalancerTest, IdleReportsDoNotJudgeAServer) {
   EXPECT_TRUE(balancer.Decide(owners).moves.empty());
 }
 
+// Server 0 serves requests as fast as the others but its link carries a third of their rate: the
+// worse resource judges it. The others' link is faster than their service.
+TEST(SasBalancerTest, AKnownBandwidthBelowTheServiceRateMakesAStraggler) {
+  const double service_rate = (4 << 20) / 4e-3;  // as Report(s, 1e-3, ...) measures it
+  SasBalancer balancer(kServers, kRanges,
+                       {service_rate / 3, 2 * service_rate, 2 * service_rate, 2 * service_rate});
+  const std::vector<int> owners = BlockOwners();
+  for (int b = 1; b < SasBalancer::kWarmupBoundaries + SasBalancer::kMeasuredBoundaries; ++b) {
+    ReportAndDecide(balancer, owners, {1, 1, 1});
+  }
+  const straggler::SasDecision decision = ReportAndDecide(balancer, owners, {1});
+  EXPECT_NEAR(decision.imbalance, 2.5, 1e-6);
+  ASSERT_EQ(decision.moves.size(), 3u);
+  for (const straggler::RangeMove& m : decision.moves) EXPECT_EQ(m.from, 0);
+}
+
 TEST(SasBalancerTest, RefusesReportsOfAnotherTableOrServer) {
   SasBalancer balancer(kServers, kRanges);
   ServerReport r = Report(0, 1e-3, BlockOwners());
