@@ -12,6 +12,7 @@ namespace pacer {
 
 class SessionCore;
 class Monitor;
+class TaskAuthority;
 
 // One node of a Pacer job. Constructing a Session joins the job: it initializes MPI if the program
 // has not (an existing training code may have), assigns this rank its role (rank 0 scheduler,
@@ -59,7 +60,8 @@ class Session {
 
  private:
   std::unique_ptr<SessionCore> core_;
-  std::unique_ptr<Monitor> monitor_;  // the scheduler's: telemetry, detection, metrics
+  std::unique_ptr<Monitor> monitor_;               // the scheduler's: telemetry, detection, metrics
+  std::unique_ptr<TaskAuthority> task_authority_;  // the scheduler's: Falcon's task grants
 };
 
 }  // namespace pacer

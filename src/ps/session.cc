@@ -3,6 +3,7 @@
 #include "pacer/error.h"
 #include "ps/session_core.h"
 #include "scheduler/monitor.h"
+#include "scheduler/task_authority.h"
 
 namespace pacer {
 
@@ -21,7 +22,10 @@ const char* RoleName(Role role) {
 Session::Session(const Config& config) : Session(SessionCore::CreateWithMpi(config)) {}
 
 Session::Session(std::unique_ptr<SessionCore> core) : core_(std::move(core)) {
-  if (core_->role() == Role::kScheduler) monitor_ = std::make_unique<Monitor>(*core_);
+  if (core_->role() == Role::kScheduler) {
+    monitor_ = std::make_unique<Monitor>(*core_);
+    task_authority_ = std::make_unique<TaskAuthority>(*core_);
+  }
 }
 
 Session::~Session() = default;

@@ -311,7 +311,7 @@ Message SessionCore::ReplyTo(const proto::Meta& request) const {
 
 void SessionCore::RejectRequest(const proto::Meta& request, const std::string& error) {
   std::ostringstream s;
-  s << "server rank " << rank() << " rejected " << Describe(request) << " from rank "
+  s << RoleName(role_) << " rank " << rank() << " rejected " << Describe(request) << " from rank "
     << request.sender() << ": " << error;
   LOG(WARNING) << s.str();
   Message reply = ReplyTo(request);
@@ -350,6 +350,19 @@ void SessionCore::Dispatch(Message&& msg) {
       break;
   }
   std::unique_lock<std::mutex> lock(sinks_mu_);
+  if (meta.command() == proto::TASK && !meta.is_response()) {
+    if (task_sink_) {
+      task_sink_(std::move(msg));
+    } else if (role_ == Role::kScheduler) {
+      early_tasks_.push_back(std::move(msg));  // a worker asked before the authority attached
+    } else {
+      lock.unlock();
+      RejectRequest(meta, "rank " + std::to_string(rank()) +
+                              " grants no tasks: only the "
+                              "scheduler (rank 0) does");
+    }
+    return;
+  }
   if (meta.is_response()) {
     auto it = clients_.find(meta.client_id());
     if (it == clients_.end()) {
@@ -406,6 +419,14 @@ void SessionCore::SetReportSinks(ReportSink workers, ServerReportSink servers) {
   std::lock_guard<std::mutex> lock(sinks_mu_);
   report_sink_ = std::move(workers);
   server_report_sink_ = std::move(servers);
+}
+
+void SessionCore::SetTaskSink(Sink sink) {
+  std::lock_guard<std::mutex> lock(sinks_mu_);
+  task_sink_ = std::move(sink);
+  if (!task_sink_) return;
+  for (Message& msg : early_tasks_) task_sink_(std::move(msg));
+  early_tasks_.clear();
 }
 
 void SessionCore::HandleReport(const Message& msg) {

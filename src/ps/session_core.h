@@ -80,12 +80,17 @@ class SessionCore {
   using ReportSink = std::function<void(int rank, const IterationReport&)>;
   using ServerReportSink = std::function<void(int rank, const ServerReport&)>;
   void SetReportSinks(ReportSink workers, ServerReportSink servers);
+  // The scheduler's task authority (Falcon) receives the workers' TASK requests, on the
+  // receiving thread, starting with those that came before it; other ranks refuse them.
+  void SetTaskSink(Sink sink);
 
   // Replies to `request` with an error naming this rank; logs it too.
   void RejectRequest(const proto::Meta& request, const std::string& error);
   // Replies to `request` that this server does not own its keys, with this node's routing table;
   // `pushed`: its push was applied, only the pull is to be resent.
   void RedirectRequest(const proto::Meta& request, bool pushed);
+  // A response's header: to the sender of `request`, for its client, request and part.
+  Message ReplyTo(const proto::Meta& request) const;
 
   // Runs `hook` in Finalize, after the last barrier and before the transport stops (the
   // scheduler's Monitor ends its moves there); nullptr removes it.
@@ -103,8 +108,6 @@ class SessionCore {
   void HandleRoutingUpdate(Message&& msg);
   int GroupSize(int group) const;
   void SendOrLog(int dst, const Message& msg);
-  // A response's header: to the sender of `request`, for its client, request and part.
-  Message ReplyTo(const proto::Meta& request) const;
 
   Config config_;
   std::vector<straggler::FaultSpec> faults_;
@@ -130,6 +133,8 @@ class SessionCore {
   std::mutex sinks_mu_;
   ReportSink report_sink_;
   ServerReportSink server_report_sink_;
+  Sink task_sink_;
+  std::vector<Message> early_tasks_;  // TASK requests that came before the task sink
   std::map<int, Sink> servers_;
   std::map<int, std::vector<Message>> early_requests_;
   std::set<int> detached_servers_;

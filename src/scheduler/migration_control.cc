@@ -5,10 +5,10 @@
 #include <string>
 
 #include "pacer/error.h"
+#include "ps/control_channel.h"
 #include "ps/routing.h"
 #include "ps/session_core.h"
 #include "ps/str_cat.h"
-#include "scheduler/control_channel.h"
 
 namespace pacer {
 

@@ -5,9 +5,9 @@
 
 #include "pacer/detail/kv_server_core.h"
 #include "pacer/error.h"
+#include "ps/control_channel.h"
 #include "ps/session_core.h"
 #include "ps/str_cat.h"
-#include "scheduler/control_channel.h"
 
 namespace pacer {
 

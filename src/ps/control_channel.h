@@ -11,9 +11,9 @@
 
 namespace pacer {
 
-// The scheduler's side of one request-and-answers exchange with servers (mode switches,
-// migrations): a client that numbers each exchange, collects the answers of the current one and
-// drops late answers of earlier ones. One exchange at a time.
+// One side of a request-and-answers exchange with other nodes (the scheduler's mode switches and
+// migrations, a worker's task requests): a client that numbers each exchange, collects the
+// answers of the current one and drops late answers of earlier ones. One exchange at a time.
 class ControlChannel {
  public:
   explicit ControlChannel(SessionCore& session);

@@ -1,4 +1,4 @@
-#include "scheduler/control_channel.h"
+#include "ps/control_channel.h"
 
 #include <chrono>
 
@@ -57,7 +57,7 @@ std::vector<proto::Meta> ControlChannel::Wait(const std::string& what) {
   if (s.cancelled) throw Error(StrCat(what, ": cancelled, the job is ending"));
   if (!ended) {
     throw TimeoutError(StrCat(what, ": ", s.answers.size(), " of ", s.expected,
-                              " servers answered within ", timeout_s, " s"));
+                              " answers came within ", timeout_s, " s"));
   }
   return s.answers;
 }
