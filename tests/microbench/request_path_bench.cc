@@ -1,5 +1,6 @@
 // Per-message costs of the request path in nanoseconds (Google Benchmark): encoding and decoding
-// a message, validating a request, slicing it by server, tracking it. Run:
+// a message, validating a request, slicing it by server, counting its bytes per key range (SAS),
+// tracking it. Run:
 //   build/bin/pacer-request-path-bench
 // valgrind --tool=callgrind on it counts instructions repeatably on a noisy machine.
 #include <benchmark/benchmark.h>
@@ -9,6 +10,7 @@
 #include "ps/message.h"
 #include "ps/request_validation.h"
 #include "ps/routing.h"
+#include "ps/server/range_load_counter.h"
 #include "worker/request_tracker.h"
 
 namespace pacer {
@@ -79,6 +81,20 @@ void BM_SliceByServer(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_SliceByServer)->Arg(1)->Arg(64)->Arg(4096);
+
+// What --balance=sas adds to a push on the server's receiving thread: counting its bytes per
+// key range.
+void BM_CountRangeBytes(benchmark::State& state) {
+  Router router(4);
+  RangeLoadCounter counter(router.num_ranges());
+  std::vector<Key> keys(state.range(0));
+  std::iota(keys.begin(), keys.end(), 0);
+  for (auto _ : state) {
+    counter.AddPush(router, keys.data(), keys.size(), nullptr, 4, 4 * keys.size());
+  }
+  benchmark::DoNotOptimize(counter.Take().data());
+}
+BENCHMARK(BM_CountRangeBytes)->Arg(1)->Arg(64)->Arg(4096);
 
 void BM_TrackRequest(benchmark::State& state) {
   RequestTracker tracker(1);

@@ -13,6 +13,7 @@
 #include "pacer/gradient_sync.h"
 #include "pacer/parameter_server.h"
 #include "ps/routing.h"
+#include "ps/server/range_load_counter.h"
 #include "ps/session_core.h"
 #include "ps/telemetry.h"
 
@@ -97,6 +98,23 @@ TEST(ServerReportTest, UnderSasServersReportTheBytesPushedToEachRange) {
   EXPECT_EQ(totals.range_bytes[table.RangeOf(0)], 4 << 20);
   EXPECT_EQ(std::accumulate(totals.range_bytes.begin(), totals.range_bytes.end(), int64_t{0}),
             4 << 20);
+}
+
+// Both ways of counting (per key for few keys, per range for many) give each range its bytes.
+TEST(ServerReportTest, RangeLoadCountsEveryPushedByteOnItsRange) {
+  const Router table(2);
+  RangeLoadCounter counter(table.num_ranges());
+  std::vector<int64_t> expected(table.num_ranges(), 0);
+  std::vector<Key> few = {0, 1, 2};
+  const std::vector<int32_t> lens = {1, 2, 3};  // values of 4 bytes
+  counter.AddPush(table, few.data(), few.size(), lens.data(), 4, 24);
+  for (size_t i = 0; i < few.size(); ++i) expected[table.RangeOf(few[i])] += 4 * lens[i];
+  std::vector<Key> many(1000);
+  std::iota(many.begin(), many.end(), 0);
+  counter.AddPush(table, many.data(), many.size(), nullptr, 4, 8000);  // 8 bytes a key
+  for (Key key : many) expected[table.RangeOf(key)] += 8;
+  EXPECT_EQ(counter.Take(), expected);
+  EXPECT_EQ(counter.Take(), std::vector<int64_t>(table.num_ranges(), 0)) << "taken";
 }
 
 TEST(ServerReportTest, TravelsAsBytesAndMalformedOnesAreRefused) {

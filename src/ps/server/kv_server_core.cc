@@ -227,16 +227,6 @@ class KVServerCore::Impl {
     return Ownership::kOwned;
   }
 
-  // The load SAS balances: bytes pushed to each range.
-  void CountRangeBytes(const Key* keys, size_t n, const int32_t* lens, size_t values_bytes) {
-    const std::shared_ptr<const Router> table = session_.routing();
-    for (size_t i = 0; i < n; ++i) {
-      reporter_.AddRangeBytes(table->RangeOf(keys[i]),
-                              static_cast<int64_t>(lens ? static_cast<size_t>(lens[i]) * value_size_
-                                                        : values_bytes / n));
-    }
-  }
-
   // A newer table arrived: requests held for it are routed again. (On the receiving thread, like
   // every request.)
   void ReleaseHeld() {
@@ -292,7 +282,10 @@ class KVServerCore::Impl {
     }
     Buffer values = msg.vals_buffer();
     const int32_t* lens = msg.lens.as<int32_t>();
-    if (push && reporter_.counts_ranges()) CountRangeBytes(keys, n, lens, values.size());
+    if (push && reporter_.range_load()) {
+      reporter_.range_load()->AddPush(*session_.routing(), keys, n, lens, value_size_,
+                                      values.size());
+    }
     std::vector<Part> parts = SplitByShard(keys, n, push ? values.size() / n : 0);
 
     RequestMeta meta;

@@ -10,7 +10,9 @@ namespace pacer {
 ServiceReporter::ServiceReporter(SessionCore& session, std::function<int64_t()> queued)
     : session_(session),
       queued_(std::move(queued)),
-      range_bytes_(session.config().balance == "sas" ? session.routing()->num_ranges() : 0) {
+      range_load_(session.config().balance == "sas"
+                      ? std::make_unique<RangeLoadCounter>(session.routing()->num_ranges())
+                      : nullptr) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -35,10 +37,7 @@ void ServiceReporter::Loop() {
     r.bytes_out = bytes_out_.exchange(0, std::memory_order_relaxed);
     r.queue = queued_();
     r.keys = keys_.load(std::memory_order_relaxed);
-    r.range_bytes.resize(range_bytes_.size());
-    for (size_t i = 0; i < range_bytes_.size(); ++i) {
-      r.range_bytes[i] = range_bytes_[i].exchange(0, std::memory_order_relaxed);
-    }
+    if (range_load_) r.range_bytes = range_load_->Take();
     session_.Report(r);
   }
 }

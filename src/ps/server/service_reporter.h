@@ -5,9 +5,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "ps/server/range_load_counter.h"
 
 namespace pacer {
 
@@ -39,11 +42,9 @@ class ServiceReporter {
   }
   void AddKeys(int64_t keys) { keys_.fetch_add(keys, std::memory_order_relaxed); }
 
-  // Whether the scheduler balances load (--balance=sas) and so wants bytes pushed per key range.
-  bool counts_ranges() const { return !range_bytes_.empty(); }
-  void AddRangeBytes(int range, int64_t bytes) {
-    range_bytes_[range].fetch_add(bytes, std::memory_order_relaxed);
-  }
+  // Bytes pushed per key range, counted only when the scheduler balances load (--balance=sas):
+  // null otherwise.
+  RangeLoadCounter* range_load() { return range_load_.get(); }
 
  private:
   void Loop();
@@ -51,7 +52,7 @@ class ServiceReporter {
   SessionCore& session_;
   std::function<int64_t()> queued_;
   std::atomic<int64_t> service_ns_{0}, bytes_in_{0}, bytes_out_{0}, requests_{0}, keys_{0};
-  std::vector<std::atomic<int64_t>> range_bytes_;  // by range; empty when not counted
+  std::unique_ptr<RangeLoadCounter> range_load_;
   std::mutex mu_;
   std::condition_variable stop_;
   bool stopping_ = false;
