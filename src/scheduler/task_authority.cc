@@ -7,18 +7,6 @@
 #include "straggler/task_projection.h"
 
 namespace pacer {
-namespace {
-
-std::vector<std::vector<int64_t>> Shares(int workers, int64_t per_worker) {
-  std::vector<std::vector<int64_t>> owned(workers);
-  for (int w = 0; w < workers; ++w) {
-    for (int64_t i = 0; i < per_worker; ++i) owned[w].push_back(w * per_worker + i);
-  }
-  return owned;
-}
-
-}  // namespace
-
 TaskAuthority::TaskAuthority(SessionCore& session) : session_(session) {
   session_.SetTaskSink([this](Message&& msg) { OnRequest(std::move(msg)); });
 }
@@ -51,7 +39,7 @@ void TaskAuthority::OnRequest(Message&& msg) {
       if (it == iterations_.end()) {
         it = iterations_
                  .emplace(request.clock(),
-                          straggler::TaskLedger(Shares(workers, request.tasks_per_worker())))
+                          straggler::TaskLedger::InBlocks(workers, request.tasks_per_worker()))
                  .first;
         it->second.tasks_per_worker = request.tasks_per_worker();
         it->second.done.assign(workers, 0);

@@ -29,6 +29,14 @@ TaskLedger::TaskLedger(std::vector<std::vector<int64_t>> owned) {
   }
 }
 
+TaskLedger TaskLedger::InBlocks(int workers, int64_t per_worker) {
+  std::vector<std::vector<int64_t>> owned(workers);
+  for (int w = 0; w < workers; ++w) {
+    for (int64_t i = 0; i < per_worker; ++i) owned[w].push_back(w * per_worker + i);
+  }
+  return TaskLedger(std::move(owned));
+}
+
 void TaskLedger::CheckWorker(int worker, const char* role) const {
   if (worker < 0 || worker >= num_workers()) {
     throw std::invalid_argument(std::string(role) + " " + std::to_string(worker) +

@@ -25,6 +25,8 @@ class TaskLedger {
   // `owned[w]`: the tasks worker w owns, in the order it runs them. The iteration's tasks are
   // numbered 0..n-1; throws std::invalid_argument unless each is listed exactly once.
   explicit TaskLedger(std::vector<std::vector<int64_t>> owned);
+  // Worker w owns tasks w * per_worker .. (w + 1) * per_worker - 1.
+  static TaskLedger InBlocks(int workers, int64_t per_worker);
 
   int num_workers() const { return static_cast<int>(owned_.size()); }
   int64_t num_tasks() const { return static_cast<int64_t>(tasks_.size()); }

@@ -42,6 +42,20 @@ straggler::SasDecision ReportAndDecide(SasBalancer& balancer, const std::vector<
   return balancer.Decide(owners);
 }
 
+// Server 0 at a third of the others' speed, 4 ranges each: it keeps 1 (2.5x the ideal before).
+void ExpectServer0ShedsThreeRanges(const straggler::SasDecision& decision) {
+  EXPECT_NEAR(decision.imbalance, 2.5, 1e-6);
+  ASSERT_EQ(decision.moves.size(), 3u);
+  for (const straggler::RangeMove& m : decision.moves) EXPECT_EQ(m.from, 0);
+}
+
+// The boundaries before the first decision, every server at the same speed.
+void WarmUp(SasBalancer& balancer, const std::vector<int>& owners) {
+  for (int b = 1; b < SasBalancer::kWarmupBoundaries + SasBalancer::kMeasuredBoundaries; ++b) {
+    EXPECT_TRUE(ReportAndDecide(balancer, owners, {1, 1, 1}).moves.empty()) << "boundary " << b;
+  }
+}
+
 TEST(SasBalancerTest, WaitsForWholeIterationsAndThreeReportsPerServer) {
   SasBalancer balancer(kServers, kRanges);
   const std::vector<int> owners = BlockOwners();
@@ -49,18 +63,13 @@ TEST(SasBalancerTest, WaitsForWholeIterationsAndThreeReportsPerServer) {
     EXPECT_TRUE(ReportAndDecide(balancer, owners, {3, 3, 3}).moves.empty()) << "boundary " << b;
   }
   // Past the warm-up, server 0 at 3x sheds load: 3 of 4 ranges to the others.
-  const straggler::SasDecision decision = ReportAndDecide(balancer, owners, {3});
-  EXPECT_NEAR(decision.imbalance, 2.5, 1e-9);
-  ASSERT_EQ(decision.moves.size(), 3u);
-  for (const straggler::RangeMove& m : decision.moves) EXPECT_EQ(m.from, 0);
+  ExpectServer0ShedsThreeRanges(ReportAndDecide(balancer, owners, {3}));
 }
 
 TEST(SasBalancerTest, OneOddReportMovesNothingTwoInARowDo) {
   SasBalancer balancer(kServers, kRanges);
   const std::vector<int> owners = BlockOwners();
-  for (int b = 1; b < SasBalancer::kWarmupBoundaries + SasBalancer::kMeasuredBoundaries; ++b) {
-    ReportAndDecide(balancer, owners, {1, 1, 1});
-  }
+  WarmUp(balancer, owners);
   EXPECT_TRUE(ReportAndDecide(balancer, owners, {3}).moves.empty());
   EXPECT_TRUE(ReportAndDecide(balancer, owners, {1}).moves.empty());
   EXPECT_FALSE(ReportAndDecide(balancer, owners, {3, 3}).moves.empty());
@@ -69,9 +78,7 @@ TEST(SasBalancerTest, OneOddReportMovesNothingTwoInARowDo) {
 TEST(SasBalancerTest, IdleReportsDoNotJudgeAServer) {
   SasBalancer balancer(kServers, kRanges);
   const std::vector<int> owners = BlockOwners();
-  for (int b = 1; b < SasBalancer::kWarmupBoundaries + SasBalancer::kMeasuredBoundaries; ++b) {
-    ReportAndDecide(balancer, owners, {1, 1, 1});
-  }
+  WarmUp(balancer, owners);
   // Slow, but with too little work to say so: a request's fixed cost, not the server.
   for (int i = 0; i < 3; ++i) {
     ServerReport idle = Report(0, 3e-3, owners);
@@ -89,13 +96,8 @@ TEST(SasBalancerTest, AKnownBandwidthBelowTheServiceRateMakesAStraggler) {
   SasBalancer balancer(kServers, kRanges,
                        {service_rate / 3, 2 * service_rate, 2 * service_rate, 2 * service_rate});
   const std::vector<int> owners = BlockOwners();
-  for (int b = 1; b < SasBalancer::kWarmupBoundaries + SasBalancer::kMeasuredBoundaries; ++b) {
-    ReportAndDecide(balancer, owners, {1, 1, 1});
-  }
-  const straggler::SasDecision decision = ReportAndDecide(balancer, owners, {1});
-  EXPECT_NEAR(decision.imbalance, 2.5, 1e-6);
-  ASSERT_EQ(decision.moves.size(), 3u);
-  for (const straggler::RangeMove& m : decision.moves) EXPECT_EQ(m.from, 0);
+  WarmUp(balancer, owners);
+  ExpectServer0ShedsThreeRanges(ReportAndDecide(balancer, owners, {1}));
 }
 
 TEST(SasBalancerTest, RefusesReportsOfAnotherTableOrServer) {
