@@ -19,12 +19,13 @@ constexpr int kDefaultSpinUs = 50;
 
 // --server_bandwidth: one RATE for every server, or one per server.
 std::vector<double> ParseServerBandwidth(const std::string& text, int servers) {
-  std::vector<double> rates;
   if (text.empty()) return std::vector<double>(servers, 0);
+  std::vector<double> rates;
   try {
     std::stringstream list(text);
-    for (std::string rate; std::getline(list, rate, ',');)
+    for (std::string rate; std::getline(list, rate, ',');) {
       rates.push_back(straggler::ParseRate(rate));
+    }
   } catch (const std::invalid_argument& e) {
     throw Error("--server_bandwidth=" + text + ": " + e.what());
   }
@@ -357,9 +358,7 @@ void SessionCore::Dispatch(Message&& msg) {
       early_tasks_.push_back(std::move(msg));  // a worker asked before the authority attached
     } else {
       lock.unlock();
-      RejectRequest(meta, "rank " + std::to_string(rank()) +
-                              " grants no tasks: only the "
-                              "scheduler (rank 0) does");
+      RejectRequest(meta, "only the scheduler (rank 0) grants tasks");
     }
     return;
   }

@@ -15,7 +15,6 @@ TaskAuthority::~TaskAuthority() { session_.SetTaskSink(nullptr); }
 
 void TaskAuthority::OnRequest(Message&& msg) {
   const proto::Meta& request = msg.meta;
-  const int workers = session_.num_workers();
   const int worker = request.sender() - 1 - session_.num_servers();
   std::optional<straggler::TaskLedger::Grant> grant;
   try {
@@ -35,17 +34,10 @@ void TaskAuthority::OnRequest(Message&& msg) {
                                            ", whose tasks are all done"));
       }
     } else {
-      auto it = iterations_.find(request.clock());
-      if (it == iterations_.end()) {
-        it = iterations_
-                 .emplace(request.clock(),
-                          straggler::TaskLedger::InBlocks(workers, request.tasks_per_worker()))
-                 .first;
-        it->second.tasks_per_worker = request.tasks_per_worker();
-        it->second.done.assign(workers, 0);
-        it->second.running.assign(workers, 0);
-        it->second.finished_s.assign(workers, 0);
-      }
+      auto it =
+          iterations_
+              .try_emplace(request.clock(), session_.num_workers(), request.tasks_per_worker())
+              .first;
       grant = Grant(it->second, worker, request);
       while (!iterations_.empty() && iterations_.begin()->first == complete_below_ &&
              iterations_.begin()->second.ledger.Complete()) {
@@ -75,29 +67,25 @@ std::optional<straggler::TaskLedger::Grant> TaskAuthority::Grant(Iteration& it, 
   const double now_s = std::chrono::duration<double>(Clock::now() - it.start).count();
   if (request.has_task_done()) {
     it.ledger.Done(worker, request.task_done());
-    ++it.done[worker];
-    --it.running[worker];
-    it.finished_s[worker] = now_s;
+    it.last_finished_s[worker] = now_s;
   }
   std::optional<straggler::TaskLedger::Grant> grant = it.ledger.Next(worker);
   if (!grant) {
-    const int victim = Victim(it);
+    const int victim = Victim(it, now_s);
     if (victim >= 0) grant = it.ledger.Transfer(worker, victim);
   }
-  if (grant) ++it.running[worker];
   return grant;
 }
 
-int TaskAuthority::Victim(const Iteration& it) const {
-  const double now_s = std::chrono::duration<double>(Clock::now() - it.start).count();
+int TaskAuthority::Victim(const Iteration& it, double now_s) {
   std::vector<straggler::WorkerProgress> progress;
   std::vector<int64_t> unstarted;
   for (int w = 0; w < it.ledger.num_workers(); ++w) {
     straggler::WorkerProgress p;
     unstarted.push_back(it.ledger.Unstarted(w));
-    p.remaining = unstarted.back() + it.running[w];
-    p.throughput = now_s > 0 ? static_cast<double>(it.done[w]) / now_s : 0;
-    p.finished_s = it.finished_s[w];
+    p.remaining = unstarted.back() + it.ledger.Running(w);
+    p.throughput = now_s > 0 ? static_cast<double>(it.ledger.Finished(w)) / now_s : 0;
+    p.finished_s = it.last_finished_s[w];
     progress.push_back(p);
   }
   return straggler::ChooseVictim(straggler::Project(progress, now_s), unstarted);

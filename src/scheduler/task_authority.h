@@ -29,20 +29,22 @@ class TaskAuthority {
  private:
   using Clock = std::chrono::steady_clock;
   struct Iteration {
-    explicit Iteration(straggler::TaskLedger l) : ledger(std::move(l)) {}
+    Iteration(int workers, int64_t tasks_per_worker)
+        : ledger(straggler::TaskLedger::InBlocks(workers, tasks_per_worker)),
+          tasks_per_worker(tasks_per_worker),
+          last_finished_s(workers, 0) {}
     straggler::TaskLedger ledger;
-    int64_t tasks_per_worker = 0;
-    Clock::time_point start = Clock::now();
-    std::vector<int64_t> done;       // per worker: tasks it finished
-    std::vector<int64_t> running;    // per worker: granted to it, not finished
-    std::vector<double> finished_s;  // per worker: when it last finished a task
+    const int64_t tasks_per_worker;
+    const Clock::time_point start = Clock::now();
+    std::vector<double> last_finished_s;  // per worker: when it last finished a task
   };
 
   void OnRequest(Message&& msg);
   // The grant for `worker`, or none; throws std::invalid_argument for a bad report.
   std::optional<straggler::TaskLedger::Grant> Grant(Iteration& it, int worker,
                                                     const proto::Meta& request);
-  int Victim(const Iteration& it) const;
+  // `now_s`: since the iteration began.
+  static int Victim(const Iteration& it, double now_s);
 
   SessionCore& session_;
   std::mutex mu_;

@@ -1,7 +1,9 @@
 #include "straggler/fault_spec.h"
 
 #include <cstdlib>
+#include <initializer_list>
 #include <stdexcept>
+#include <utility>
 
 namespace pacer {
 namespace straggler {
@@ -13,18 +15,30 @@ namespace {
   throw std::invalid_argument("--inject=" + text + ": " + why);
 }
 
-// A number followed by one of `units` (name, factor); returns value x factor.
-double NumberWithUnit(const std::string& text, const std::string& part,
-                      std::initializer_list<std::pair<const char*, double>> units,
-                      const char* what) {
+using Units = std::initializer_list<std::pair<const char*, double>>;
+
+// A number at least 0 followed by one of `units` (name, factor); returns value x factor. Throws
+// std::invalid_argument "'part' is not WHAT".
+double WithUnit(const std::string& part, Units units, const char* what) {
   char* end = nullptr;
   const double v = std::strtod(part.c_str(), &end);
-  if (end == part.c_str() || !(v >= 0)) Bad(text, "'" + part + "' is not " + what);
-  const std::string unit(end);
-  for (const auto& [name, factor] : units) {
-    if (unit == name) return v * factor;
+  if (end != part.c_str() && v >= 0) {
+    const std::string unit(end);
+    for (const auto& [name, factor] : units) {
+      if (unit == name) return v * factor;
+    }
   }
-  Bad(text, "'" + part + "' is not " + what);
+  throw std::invalid_argument("'" + part + "' is not " + what);
+}
+
+// The same for a part of an --inject spec: the error names the spec.
+double NumberWithUnit(const std::string& text, const std::string& part, Units units,
+                      const char* what) {
+  try {
+    return WithUnit(part, units, what);
+  } catch (const std::invalid_argument& e) {
+    Bad(text, e.what());
+  }
 }
 
 double Duration(const std::string& text, const std::string& part) {
@@ -85,19 +99,17 @@ double Uniform(uint64_t seed, int node, int64_t iteration) {
 }  // namespace
 
 double ParseRate(const std::string& text) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  const std::string unit(end == text.c_str() ? "" : end);
-  const std::pair<const char*, double> units[] = {
-      {"B/s", 1},        {"KB/s", 1e3},        {"MB/s", 1e6},          {"GB/s", 1e9},
-      {"KiB/s", 1024.0}, {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0}};
-  for (const auto& [name, factor] : units) {
-    if (end != text.c_str() && unit == name) {
-      if (!(v > 0)) throw std::invalid_argument("a rate must be positive, not '" + text + "'");
-      return v * factor;
-    }
-  }
-  throw std::invalid_argument("'" + text + "' is not a rate such as 100MB/s");
+  const double rate = WithUnit(text,
+                               {{"B/s", 1},
+                                {"KB/s", 1e3},
+                                {"MB/s", 1e6},
+                                {"GB/s", 1e9},
+                                {"KiB/s", 1024.0},
+                                {"MiB/s", 1048576.0},
+                                {"GiB/s", 1073741824.0}},
+                               "a rate such as 100MB/s");
+  if (!(rate > 0)) throw std::invalid_argument("a rate must be positive, not '" + text + "'");
+  return rate;
 }
 
 FaultSpec FaultSpec::Parse(const std::string& text) {

@@ -27,6 +27,8 @@ TaskLedger::TaskLedger(std::vector<std::vector<int64_t>> owned) {
     o.back = o.tasks.size();
     owned_.push_back(std::move(o));
   }
+  finished_.assign(owned_.size(), 0);
+  running_.assign(owned_.size(), 0);
 }
 
 TaskLedger TaskLedger::InBlocks(int workers, int64_t per_worker) {
@@ -47,6 +49,7 @@ void TaskLedger::CheckWorker(int worker, const char* role) const {
 
 TaskLedger::Grant TaskLedger::GrantTask(int64_t id, int worker) {
   tasks_[id].computed_by = worker;
+  ++running_[worker];
   return {id, tasks_[id].owner, worker};
 }
 
@@ -84,6 +87,8 @@ void TaskLedger::Done(int worker, int64_t task) {
   }
   t.done = true;
   ++done_;
+  --running_[worker];
+  ++finished_[worker];
 }
 
 int64_t TaskLedger::Unstarted(int worker) const {

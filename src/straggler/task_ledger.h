@@ -43,6 +43,9 @@ class TaskLedger {
 
   // Tasks of `worker`'s not yet granted to anyone.
   int64_t Unstarted(int worker) const;
+  // Tasks granted to `worker` (its own or transferred): finished, and not finished yet.
+  int64_t Finished(int worker) const { return finished_.at(worker); }
+  int64_t Running(int worker) const { return running_.at(worker); }
   int64_t done() const { return done_; }
   bool Complete() const { return done_ == num_tasks(); }
 
@@ -62,7 +65,8 @@ class TaskLedger {
   Grant GrantTask(int64_t id, int worker);
 
   std::vector<Owned> owned_;
-  std::vector<Task> tasks_;  // by id
+  std::vector<Task> tasks_;                  // by id
+  std::vector<int64_t> finished_, running_;  // by the worker granted them
   int64_t done_ = 0;
 };
 

@@ -52,9 +52,7 @@ def run(mpirun, harness, scenario, policy, tmp):
 
 
 def median_length(runs, begin_s=0.0, end_s=float("inf"), first=WARMUP_ITERS):
-    """The median of the iterations of one run (a list) or several (a list of lists)."""
-    if runs and not isinstance(runs[0], list):
-        runs = [runs]
+    """The median length of the iterations of `runs` (a list of runs' iterations)."""
     lengths = [d for iters in runs for i, t, d in iters
                if i >= first and t >= begin_s and t + d <= end_s]
     if len(lengths) < 4:
@@ -74,7 +72,7 @@ def check_decisions(s4_sas, decisions):
     to_plan = shed["iter"] - slowed
     plan_moves = [m for m in moves if m["iter"] == shed["iter"]]
     plan_done_s = max(m["t_s"] for m in plan_moves)
-    steady, n = median_length(s4_sas, plan_done_s, WINDOW_END_S, first=0)
+    steady, n = median_length([s4_sas], plan_done_s, WINDOW_END_S, first=0)
     print(f"S4 sas: slowed in iteration {slowed}, planned after iteration {shed['iter']} "
           f"({to_plan} iterations): {shed['detail']}; done at {plan_done_s:.2f} s; then "
           f"{steady * 1e3:.1f} ms per iteration ({n} iterations)")
@@ -102,7 +100,7 @@ def check_targets(s6_bsp, s6_sas, s6_moves, s4_bsp, steady, pauses):
     t0_sas, _ = median_length(s6_sas)
     overhead = t0_sas / t0_bsp - 1
     t0 = t0_bsp
-    unmitigated, n = median_length(s4_bsp, WINDOW_START_S, WINDOW_END_S, first=0)
+    unmitigated, n = median_length([s4_bsp], WINDOW_START_S, WINDOW_END_S, first=0)
     s6_moved = len([d for d in s6_moves if d["kind"] == "migration"])
     rows = [
         ("S6 iteration (two runs each), bsp / sas", f"{t0_bsp * 1e3:.1f} / {t0_sas * 1e3:.1f} ms",

@@ -37,8 +37,12 @@ TEST(TaskLedgerTest, OwnersTakeFromTheFrontPioneersFromTheBack) {
   EXPECT_EQ(ledger.Next(1)->task, 5);
   EXPECT_FALSE(ledger.Next(1).has_value()) << "its last tasks went to the pioneer";
   EXPECT_FALSE(ledger.Transfer(0, 1).has_value());
+  EXPECT_EQ(ledger.Running(0), 2) << "the two it took";
+  EXPECT_EQ(ledger.Running(1), 2);
   for (auto [worker, task] : {std::pair{1, 4}, {0, 7}, {0, 6}, {1, 5}}) ledger.Done(worker, task);
   EXPECT_EQ(ledger.done(), 4);
+  EXPECT_EQ(ledger.Finished(0), 2);
+  EXPECT_EQ(ledger.Running(0), 0);
   EXPECT_FALSE(ledger.Complete()) << "worker 0's own tasks are not done";
   while (auto g = ledger.Next(0)) ledger.Done(0, g->task);
   EXPECT_TRUE(ledger.Complete());
