@@ -3,9 +3,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "pacer/session.h"
+#include "pacer/task.h"
 
 namespace pacer {
 
@@ -20,6 +22,12 @@ struct IterationStats {
   double push_s = 0;      // the first push sent to the last one acknowledged
   double pull_s = 0;      // the last push acknowledged to the last parameters received
   double wait_s = 0;      // blocked in Wait, WaitAll and EndIteration
+  // With tasks (UseTasks): how many this worker computed, how many of those were other workers'
+  // (transferred), its own share, and the time NextTask waited for the scheduler's grants.
+  int64_t tasks = 0;
+  int64_t tasks_transferred = 0;
+  int64_t task_share = 0;
+  double task_wait_s = 0;
   int64_t bytes_out = 0;  // gradients sent
   int64_t bytes_in = 0;   // parameters received
   int batch_size = 0;
@@ -38,6 +46,24 @@ struct IterationStats {
 // (--sync) and apply the job's optimizer (--optimizer). A tensor larger than --partition_bytes is
 // split over several keys, so its load spreads over the servers; smaller neighbours share a key.
 // Host buffers; all methods are for one training thread.
+//
+// With tasks (Falcon, STRAGGLERS.md section 4), an iteration's work is micro-batches with ids:
+//
+//   sync.UseTasks(8);                 // once: 8 tasks per worker and iteration
+//   sync.BeginIteration(batch_size);
+//   while (std::optional<pacer::Task> task = sync.NextTask()) {
+//     ... add the gradient of micro-batch (task->clock, task->id) to a local sum ...
+//   }
+//   ... the mean over the tasks computed (zeros if none) ...
+//   sync.PushPull("w", grad_w, w);
+//   sync.EndIteration();
+//
+// Under --sync=epsp:S the scheduler grants the tasks: a worker's share follows its measured
+// capacity (elastic parallelism), and a pioneer that finished its share computes a straggler's
+// tasks not yet started (task transfer). The weight of each push is then the tasks the worker
+// computed over tasks_per_worker, so an update counts every task once, whoever computed it: with
+// S = 0 the parameters are BSP's over the same tasks. Under any other mode worker w computes tasks
+// w x tasks_per_worker and on, itself.
 class GradientSync {
  public:
   explicit GradientSync(Session& session, int app_id = 0);  // on a worker
@@ -74,11 +100,21 @@ class GradientSync {
   // Waits for every PushPull of the iteration and advances the clock.
   void EndIteration();
 
+  // Splits every iteration into tasks: tasks_per_worker per worker on average, at most
+  // task_limit for one worker (its node's limit; 0: twice tasks_per_worker). Before the first
+  // iteration.
+  void UseTasks(int64_t tasks_per_worker, int64_t task_limit = 0);
+  // The next task to compute in this iteration, or none once nothing is left for this worker;
+  // calling it again reports the previous task done. Call it until it returns none, before the
+  // iteration's first PushPull. Throws TimeoutError after timeout_s.
+  std::optional<Task> NextTask();
+
   // The iteration this worker is in (a backup worker whose gradients were dropped jumps ahead to
   // the servers' clock).
   int64_t clock() const;
   // The weight of this worker's gradients (default 1): updates are the weighted mean of the
-  // workers' gradients. A worker that trains on a different batch size sets its share.
+  // workers' gradients (on-arrival modes apply weight x the gradient). A worker that trains on a
+  // different batch size sets its share. With tasks, the tasks computed set it.
   void set_weight(double weight);
   double weight() const;
   const IterationStats& last_iteration() const;

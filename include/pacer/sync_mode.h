@@ -5,7 +5,8 @@
 namespace pacer {
 
 // How servers turn the workers' gradients into updates (../docs: STRAGGLERS.md section 2). Spelled
-// as --sync takes it: "bsp", "asp", "ssp:S", "backup:B", "dynsgd", "consgd" or "consgd:C".
+// as --sync takes it: "bsp", "asp", "ssp:S", "backup:B", "dynsgd", "consgd", "consgd:C" or
+// "epsp:S".
 struct SyncMode {
   enum class Kind {
     kBsp,     // one update per iteration, from every worker's gradient
@@ -14,9 +15,13 @@ struct SyncMode {
     kBackup,  // one update per iteration, from the first num_workers - backups gradients
     kDynSgd,  // on arrival, scaled by 1 / (staleness + 1)
     kConSgd,  // on arrival, scaled by a constant
+    // Falcon's EPSP: the rule of bsp (staleness 0, enforced synchronization) or of ssp:S (slack
+    // synchronization), with workers' tasks granted by the scheduler, so pioneers take
+    // stragglers' tasks (GradientSync::NextTask).
+    kEpsp,
   };
   Kind kind = Kind::kBsp;
-  int staleness = 0;  // kSsp
+  int staleness = 0;  // kSsp, kEpsp
   int backups = 0;    // kBackup
   double scale = 0;   // kConSgd; 0 means 1 / num_workers
 
@@ -24,7 +29,14 @@ struct SyncMode {
   static SyncMode Parse(const std::string& text);
   std::string ToString() const;
   // Whether each gradient is applied on its own as it arrives (else once per iteration).
-  bool on_arrival() const { return kind != Kind::kBsp && kind != Kind::kBackup; }
+  bool on_arrival() const {
+    return kind != Kind::kBsp && kind != Kind::kBackup && !(kind == Kind::kEpsp && staleness == 0);
+  }
+  // Whether a worker may start clock c before clock c - staleness - 1 is complete (else only
+  // once clock c - 1 is).
+  bool bounded_staleness() const {
+    return kind == Kind::kSsp || (kind == Kind::kEpsp && staleness > 0);
+  }
 
   bool operator==(const SyncMode& o) const {
     return kind == o.kind && staleness == o.staleness && backups == o.backups && scale == o.scale;

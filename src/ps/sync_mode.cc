@@ -10,7 +10,7 @@ namespace {
 
 [[noreturn]] void Bad(const std::string& text, const std::string& why) {
   throw Error("--sync=" + text + ": " + why +
-              " (expected bsp, asp, ssp:S, backup:B, dynsgd, consgd or consgd:C)");
+              " (expected bsp, asp, ssp:S, backup:B, dynsgd, consgd, consgd:C or epsp:S)");
 }
 
 // The integer after "name:", at least `min`.
@@ -34,9 +34,9 @@ SyncMode SyncMode::Parse(const std::string& text) {
   if (name == "bsp" || name == "asp" || name == "dynsgd") {
     if (has_arg) Bad(text, name + " takes no argument");
     m.kind = name == "bsp" ? Kind::kBsp : name == "asp" ? Kind::kAsp : Kind::kDynSgd;
-  } else if (name == "ssp") {
-    if (!has_arg) Bad(text, "ssp needs its staleness bound, as in ssp:2");
-    m.kind = Kind::kSsp;
+  } else if (name == "ssp" || name == "epsp") {
+    if (!has_arg) Bad(text, name + " needs its staleness bound, as in " + name + ":2");
+    m.kind = name == "ssp" ? Kind::kSsp : Kind::kEpsp;
     m.staleness = IntArgument(text, colon, 0);
   } else if (name == "backup") {
     if (!has_arg) Bad(text, "backup needs its number of backup workers, as in backup:1");
@@ -66,6 +66,8 @@ std::string SyncMode::ToString() const {
       return "asp";
     case Kind::kSsp:
       return "ssp:" + std::to_string(staleness);
+    case Kind::kEpsp:
+      return "epsp:" + std::to_string(staleness);
     case Kind::kBackup:
       return "backup:" + std::to_string(backups);
     case Kind::kDynSgd:

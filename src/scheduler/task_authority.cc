@@ -1,13 +1,30 @@
 #include "scheduler/task_authority.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
+#include "pacer/sync_mode.h"
 #include "ps/str_cat.h"
+#include "straggler/elastic_parallelism.h"
 #include "straggler/task_projection.h"
 
 namespace pacer {
-TaskAuthority::TaskAuthority(SessionCore& session) : session_(session) {
+namespace {
+
+int EpspStaleness(const Config& config) {
+  const SyncMode mode = SyncMode::Parse(config.sync);
+  return mode.kind == SyncMode::Kind::kEpsp ? mode.staleness : 0;
+}
+
+}  // namespace
+
+TaskAuthority::TaskAuthority(SessionCore& session)
+    : session_(session),
+      staleness_(EpspStaleness(session.config())),
+      task_seconds_(session.num_workers()) {
   session_.SetTaskSink([this](Message&& msg) { OnRequest(std::move(msg)); });
 }
 
@@ -16,79 +33,149 @@ TaskAuthority::~TaskAuthority() { session_.SetTaskSink(nullptr); }
 void TaskAuthority::OnRequest(Message&& msg) {
   const proto::Meta& request = msg.meta;
   const int worker = request.sender() - 1 - session_.num_servers();
-  std::optional<straggler::TaskLedger::Grant> grant;
+  Answer answer;
   try {
     if (session_.RoleOf(request.sender()) != Role::kWorker) {
       throw std::invalid_argument(StrCat("rank ", request.sender(), " is not a worker"));
     }
-    if (request.tasks_per_worker() <= 0) {
-      throw std::invalid_argument(StrCat("worker ", worker, " asked for tasks of iteration ",
-                                         request.clock(), " with ", request.tasks_per_worker(),
-                                         " tasks per worker"));
-    }
     std::lock_guard<std::mutex> lock(mu_);
-    if (request.clock() < complete_below_) {
-      if (request.has_task_done()) {
-        throw std::invalid_argument(StrCat("worker ", worker, " reported task ",
-                                           request.task_done(), " of iteration ", request.clock(),
-                                           ", whose tasks are all done"));
-      }
-    } else {
-      auto it =
-          iterations_
-              .try_emplace(request.clock(), session_.num_workers(), request.tasks_per_worker())
-              .first;
-      grant = Grant(it->second, worker, request);
-      while (!iterations_.empty() && iterations_.begin()->first == complete_below_ &&
-             iterations_.begin()->second.ledger.Complete()) {
-        iterations_.erase(iterations_.begin());
-        ++complete_below_;
-      }
-    }
+    answer = Serve(worker, request);
   } catch (const std::invalid_argument& e) {
     session_.RejectRequest(request, e.what());
     return;
   }
   Message reply = session_.ReplyTo(request);
-  if (grant) {
-    reply.meta.set_task(grant->task);
-    reply.meta.set_task_owner(grant->owner);
+  reply.meta.set_task_share(answer.share);
+  if (answer.grant) {
+    reply.meta.set_task(answer.grant->task);
+    reply.meta.set_task_owner(answer.grant->owner);
+    reply.meta.set_task_clock(answer.grant_clock);
   }
   session_.transport().Send(request.sender(), reply, nullptr);
 }
 
-std::optional<straggler::TaskLedger::Grant> TaskAuthority::Grant(Iteration& it, int worker,
-                                                                 const proto::Meta& request) {
-  if (request.tasks_per_worker() != it.tasks_per_worker) {
-    throw std::invalid_argument(StrCat("worker ", worker, " counts ", request.tasks_per_worker(),
-                                       " tasks per worker in iteration ", request.clock(),
-                                       ", the first to ask counted ", it.tasks_per_worker));
+TaskAuthority::Answer TaskAuthority::Serve(int worker, const proto::Meta& request) {
+  if (request.clock() < 0) {
+    throw std::invalid_argument(
+        StrCat("worker ", worker, " asked for tasks of iteration ", request.clock()));
   }
-  const double now_s = std::chrono::duration<double>(Clock::now() - it.start).count();
-  if (request.has_task_done()) {
-    it.ledger.Done(worker, request.task_done());
-    it.last_finished_s[worker] = now_s;
+  if (request.tasks_per_worker() <= 0 || request.task_limit() < request.tasks_per_worker()) {
+    throw std::invalid_argument(StrCat("worker ", worker, " asked for tasks of iteration ",
+                                       request.clock(), " with ", request.tasks_per_worker(),
+                                       " tasks per worker and a limit of ", request.task_limit(),
+                                       " (the limit must be at least the tasks per worker)"));
   }
-  std::optional<straggler::TaskLedger::Grant> grant = it.ledger.Next(worker);
-  if (!grant) {
-    const int victim = Victim(it, now_s);
-    if (victim >= 0) grant = it.ledger.Transfer(worker, victim);
+  if (request.has_task_done()) RecordDone(worker, request);
+  Answer answer;
+  if (request.clock() >= complete_below_) {  // else pioneers did all its tasks, and the rest
+    Iteration& it = Open(worker, request);
+    answer.share = it.ledger.Share(worker);
+    answer.grant = it.ledger.Next(worker);
+    answer.grant_clock = request.clock();
+    if (!answer.grant) answer.grant = Steal(worker, request.clock(), &answer.grant_clock);
   }
-  return grant;
+  while (!iterations_.empty() && iterations_.begin()->first == complete_below_ &&
+         iterations_.begin()->second.ledger.Complete()) {
+    iterations_.erase(iterations_.begin());
+    ++complete_below_;
+  }
+  return answer;
 }
 
-int TaskAuthority::Victim(const Iteration& it, double now_s) {
+void TaskAuthority::RecordDone(int worker, const proto::Meta& request) {
+  auto it = iterations_.find(request.task_done_clock());
+  if (it == iterations_.end()) {
+    throw std::invalid_argument(StrCat("worker ", worker, " reported task ", request.task_done(),
+                                       " of iteration ", request.task_done_clock(),
+                                       ", which has no tasks running"));
+  }
+  if (!(request.task_seconds() >= 0) || std::isinf(request.task_seconds())) {
+    throw std::invalid_argument(StrCat("worker ", worker, " reported task ", request.task_done(),
+                                       " took ", request.task_seconds(), " s"));
+  }
+  it->second.ledger.Done(worker, request.task_done());
+  std::deque<double>& durations = task_seconds_[worker];
+  durations.push_back(request.task_seconds());
+  while (static_cast<int64_t>(durations.size()) > 3 * it->second.tasks_per_worker) {
+    durations.pop_front();
+  }
+}
+
+TaskAuthority::Iteration& TaskAuthority::Open(int worker, const proto::Meta& request) {
+  auto it = iterations_.find(request.clock());
+  if (it == iterations_.end()) {
+    const int workers = session_.num_workers();
+    std::vector<double> capacity(workers);
+    for (int w = 0; w < workers; ++w) capacity[w] = Capacity(w);
+    const std::vector<int64_t> shares = straggler::ElasticShares(
+        capacity, workers * request.tasks_per_worker(), 1, request.task_limit());
+    it = iterations_
+             .try_emplace(request.clock(), shares, request.tasks_per_worker(), request.task_limit())
+             .first;
+  }
+  const Iteration& iteration = it->second;
+  if (request.tasks_per_worker() != iteration.tasks_per_worker ||
+      request.task_limit() != iteration.task_limit) {
+    throw std::invalid_argument(StrCat(
+        "worker ", worker, " counts ", request.tasks_per_worker(), " tasks per worker (limit ",
+        request.task_limit(), ") in iteration ", request.clock(), ", the first to ask counted ",
+        iteration.tasks_per_worker, " (limit ", iteration.task_limit, ")"));
+  }
+  return it->second;
+}
+
+std::optional<straggler::TaskLedger::Grant> TaskAuthority::Steal(int pioneer, int64_t clock,
+                                                                 int64_t* grant_clock) {
+  // Slack synchronization: the oldest iterations first, as they hold the pioneers back.
+  const int64_t first = staleness_ > 0 ? complete_below_ : clock;
+  for (auto it = iterations_.lower_bound(first); it != iterations_.end() && it->first <= clock;
+       ++it) {
+    const int victim = Victim(it->first, it->first < clock);
+    if (victim < 0) continue;
+    *grant_clock = it->first;
+    return it->second.ledger.Transfer(pioneer, victim);
+  }
+  return std::nullopt;
+}
+
+int TaskAuthority::Victim(int64_t clock, bool behind) const {
+  const Iteration& it = iterations_.at(clock);
+  const double now_s = std::chrono::duration<double>(Clock::now() - it.start).count();
   std::vector<straggler::WorkerProgress> progress;
   std::vector<int64_t> unstarted;
   for (int w = 0; w < it.ledger.num_workers(); ++w) {
     straggler::WorkerProgress p;
-    unstarted.push_back(it.ledger.Unstarted(w));
-    p.remaining = unstarted.back() + it.ledger.Running(w);
-    p.throughput = now_s > 0 ? static_cast<double>(it.ledger.Finished(w)) / now_s : 0;
-    p.finished_s = it.last_finished_s[w];
+    // What the worker has left to do before it finishes `clock`: its tasks there and before.
+    for (auto i = iterations_.begin(); i != iterations_.end() && i->first <= clock; ++i) {
+      p.remaining += i->second.ledger.Unstarted(w) + i->second.ledger.Running(w);
+    }
+    p.throughput = Speed(w);
+    p.finished_s = now_s;
     progress.push_back(p);
+    unstarted.push_back(it.ledger.Unstarted(w));
   }
-  return straggler::ChooseVictim(straggler::Project(progress, now_s), unstarted);
+  const straggler::Projection projection = straggler::Project(progress, now_s);
+  if (!behind) return straggler::ChooseVictim(projection, unstarted);
+  int victim = -1;
+  for (int w = 0; w < it.ledger.num_workers(); ++w) {
+    if (unstarted[w] > 0 && (victim < 0 || projection.finish_s[w] > projection.finish_s[victim])) {
+      victim = w;
+    }
+  }
+  return victim;
+}
+
+double TaskAuthority::Capacity(int worker) const {
+  std::vector<double> durations(task_seconds_[worker].begin(), task_seconds_[worker].end());
+  if (durations.empty()) return 0;
+  std::nth_element(durations.begin(), durations.begin() + durations.size() / 2, durations.end());
+  const double median = durations[durations.size() / 2];
+  return median > 0 ? 1 / median : 0;
+}
+
+double TaskAuthority::Speed(int worker) const {
+  const std::deque<double>& durations = task_seconds_[worker];
+  return durations.empty() || durations.back() <= 0 ? 0 : 1 / durations.back();
 }
 
 }  // namespace pacer

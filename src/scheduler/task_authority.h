@@ -2,8 +2,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "ps/session_core.h"
@@ -11,14 +13,21 @@
 
 namespace pacer {
 
-// The scheduler's grant of tasks (Falcon's task transfer, STRAGGLERS.md section 4): the one
+// The scheduler's grant of tasks under --sync=epsp:S (Falcon, STRAGGLERS.md section 4): the one
 // authority over each iteration's tasks, answering the workers' TASK requests on the receiving
-// thread, one at a time. A worker gets its own tasks in order; once it has none left, a task not
-// yet started of the straggler with the latest projected finish (from the task throughput the
-// authority itself measures between grants and reports); once there is none to take, nothing,
-// and it pushes what it computed. Each task is granted once: none is computed twice or lost.
-// Iterations are numbered 0, 1, 2, ... as GradientSync's clock; an iteration is forgotten once it
-// and every one before it had all their tasks done.
+// thread, one at a time, so each task is granted once: none is computed twice or lost.
+//
+// Elastic parallelism: when the first worker asks for an iteration, the authority shares its
+// tasks (workers x tasks per worker) in proportion to each worker's capacity, the inverse of the
+// median of its last task durations (3 iterations' worth, so a one-off slow iteration does not
+// shift the shares), within one task and the node's limit per worker.
+//
+// Task transfer: a worker gets its own tasks in order; once it has none left, a task not yet
+// started of the straggler with the latest projected finish (its tasks left over the speed of its
+// last task); once there is none to take, nothing, and it pushes what it computed. Under slack
+// synchronization (S > 0) a pioneer also takes tasks of earlier iterations from workers still in
+// them, so they catch up. Iterations are numbered as GradientSync's clock; an iteration is
+// forgotten once it and every one before it had all their tasks done.
 class TaskAuthority {
  public:
   explicit TaskAuthority(SessionCore& session);  // on the scheduler
@@ -29,27 +38,43 @@ class TaskAuthority {
  private:
   using Clock = std::chrono::steady_clock;
   struct Iteration {
-    Iteration(int workers, int64_t tasks_per_worker)
-        : ledger(straggler::TaskLedger::InBlocks(workers, tasks_per_worker)),
+    Iteration(const std::vector<int64_t>& shares, int64_t tasks_per_worker, int64_t task_limit)
+        : ledger(straggler::TaskLedger::InShares(shares)),
           tasks_per_worker(tasks_per_worker),
-          last_finished_s(workers, 0) {}
+          task_limit(task_limit) {}
     straggler::TaskLedger ledger;
-    const int64_t tasks_per_worker;
+    const int64_t tasks_per_worker, task_limit;
     const Clock::time_point start = Clock::now();
-    std::vector<double> last_finished_s;  // per worker: when it last finished a task
+  };
+  struct Answer {
+    std::optional<straggler::TaskLedger::Grant> grant;
+    int64_t grant_clock = 0;  // the iteration of the granted task
+    int64_t share = 0;        // the asker's share of the iteration it asked about
   };
 
   void OnRequest(Message&& msg);
-  // The grant for `worker`, or none; throws std::invalid_argument for a bad report.
-  std::optional<straggler::TaskLedger::Grant> Grant(Iteration& it, int worker,
-                                                    const proto::Meta& request);
-  // `now_s`: since the iteration began.
-  static int Victim(const Iteration& it, double now_s);
+  // Throws std::invalid_argument for a bad request.
+  Answer Serve(int worker, const proto::Meta& request);
+  void RecordDone(int worker, const proto::Meta& request);
+  Iteration& Open(int worker, const proto::Meta& request);
+  // A straggler's task for `pioneer`, in iteration `clock` or (slack synchronization) before.
+  std::optional<straggler::TaskLedger::Grant> Steal(int pioneer, int64_t clock,
+                                                    int64_t* grant_clock);
+  // The worker to take from in iteration `clock`, or -1: the straggler with the latest projected
+  // finish; with `behind` (an iteration before the pioneer's), whoever of those with tasks left
+  // finishes last, straggler or not.
+  int Victim(int64_t clock, bool behind) const;
+  // Tasks per second: `worker`'s capacity (over its last tasks), and its current speed (its last
+  // task); 0 before it finished one.
+  double Capacity(int worker) const;
+  double Speed(int worker) const;
 
   SessionCore& session_;
+  const int staleness_;  // the job's EPSP bound
   std::mutex mu_;
   std::map<int64_t, Iteration> iterations_;
   int64_t complete_below_ = 0;  // every iteration before it had all its tasks done
+  std::vector<std::deque<double>> task_seconds_;  // per worker: its last tasks' durations
 };
 
 }  // namespace pacer

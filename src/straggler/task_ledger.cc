@@ -31,10 +31,11 @@ TaskLedger::TaskLedger(std::vector<std::vector<int64_t>> owned) {
   running_.assign(owned_.size(), 0);
 }
 
-TaskLedger TaskLedger::InBlocks(int workers, int64_t per_worker) {
-  std::vector<std::vector<int64_t>> owned(workers);
-  for (int w = 0; w < workers; ++w) {
-    for (int64_t i = 0; i < per_worker; ++i) owned[w].push_back(w * per_worker + i);
+TaskLedger TaskLedger::InShares(const std::vector<int64_t>& shares) {
+  std::vector<std::vector<int64_t>> owned(shares.size());
+  int64_t next = 0;
+  for (size_t w = 0; w < shares.size(); ++w) {
+    for (int64_t i = 0; i < shares[w]; ++i) owned[w].push_back(next++);
   }
   return TaskLedger(std::move(owned));
 }

@@ -25,8 +25,8 @@ class TaskLedger {
   // `owned[w]`: the tasks worker w owns, in the order it runs them. The iteration's tasks are
   // numbered 0..n-1; throws std::invalid_argument unless each is listed exactly once.
   explicit TaskLedger(std::vector<std::vector<int64_t>> owned);
-  // Worker w owns tasks w * per_worker .. (w + 1) * per_worker - 1.
-  static TaskLedger InBlocks(int workers, int64_t per_worker);
+  // Worker w owns the next shares[w] tasks: worker 0 owns 0..shares[0] - 1, and so on.
+  static TaskLedger InShares(const std::vector<int64_t>& shares);
 
   int num_workers() const { return static_cast<int>(owned_.size()); }
   int64_t num_tasks() const { return static_cast<int64_t>(tasks_.size()); }
@@ -43,6 +43,11 @@ class TaskLedger {
 
   // Tasks of `worker`'s not yet granted to anyone.
   int64_t Unstarted(int worker) const;
+  // Tasks `worker` owns (its share), granted or not.
+  int64_t Share(int worker) const {
+    CheckWorker(worker, "worker");
+    return static_cast<int64_t>(owned_[worker].tasks.size());
+  }
   // Tasks granted to `worker` (its own or transferred): finished, and not finished yet.
   int64_t Finished(int worker) const { return finished_.at(worker); }
   int64_t Running(int worker) const { return running_.at(worker); }

@@ -12,6 +12,7 @@
 #include "ps/session_core.h"
 #include "ps/str_cat.h"
 #include "worker/key_requests.h"
+#include "worker/task_source.h"
 #include "worker/tensor_layout.h"
 
 namespace pacer {
@@ -52,9 +53,15 @@ class GradientSync::Impl {
   }
   void BeginIteration(int batch_size);
   void EndIteration();
+  void UseTasks(int64_t tasks_per_worker, int64_t task_limit) {
+    if (broadcast_done_) throw Error("UseTasks after the first iteration");
+    tasks_ = std::make_unique<TaskSource>(session_.core(), tasks_per_worker, task_limit);
+  }
+  std::optional<Task> NextTask();
 
   int64_t clock() const { return clock_; }
   void set_weight(double weight) {
+    if (tasks_) throw Error("set_weight with tasks: the tasks computed set the weight");
     if (!(weight > 0)) throw Error(StrCat("a worker's weight must be positive, not ", weight));
     weight_ = weight;
   }
@@ -68,7 +75,10 @@ class GradientSync::Impl {
   };
 
   const TensorLayout::Unit& unit(int u) const { return layout_.units()[u]; }
+  // --inject=worker:N:compute=Mx: the compute since the last mark takes M times as long.
   void InjectComputeSlowdown();
+  // The first PushPull of an iteration: with tasks, every one done, and the weight they make.
+  void StartPushing(const std::string& name);
   void PullEverything(detail::Operation op, int64_t clock, const char* what);
   void Report(const IterationStats& stats);
 
@@ -86,7 +96,10 @@ class GradientSync::Impl {
   int64_t iterations_ = 0;
   int64_t clock_ = 0;
   double weight_ = 1;
+  double iteration_weight_ = 1;  // weight_, or the tasks computed over tasks_per_worker
+  std::unique_ptr<TaskSource> tasks_;
   SteadyClock::time_point begin_, last_push_;
+  SteadyClock::time_point compute_mark_;  // where the compute not yet slowed down began
   IterationStats current_, last_;
 };
 
@@ -140,8 +153,6 @@ void GradientSync::Impl::PullEverything(detail::Operation op, int64_t clock, con
   if (!error.empty()) throw Error(StrCat(what, " failed: ", error));
 }
 
-// --inject=worker:N:compute=Mx: the compute so far (begin to the first PushPull) takes M times
-// as long, as if the worker were M times slower.
 void GradientSync::Impl::InjectComputeSlowdown() {
   const SessionCore& core = session_.core();
   const double multiplier = straggler::ActiveMultiplier(
@@ -149,8 +160,32 @@ void GradientSync::Impl::InjectComputeSlowdown() {
       session_.role_index(), clock_, core.SecondsSinceStart(),
       static_cast<uint64_t>(core.config().inject_seed));
   if (multiplier > 1) {
-    std::this_thread::sleep_for((multiplier - 1) * (SteadyClock::now() - begin_));
+    std::this_thread::sleep_for((multiplier - 1) * (SteadyClock::now() - compute_mark_));
   }
+}
+
+std::optional<Task> GradientSync::Impl::NextTask() {
+  if (!tasks_) throw Error("NextTask without tasks: call UseTasks before the first iteration");
+  if (!in_iteration_) throw Error("NextTask outside an iteration: call BeginIteration");
+  if (any_push_) throw Error(StrCat("NextTask after a PushPull in iteration ", clock_));
+  InjectComputeSlowdown();  // the previous task's compute
+  const double previous_s = Seconds(compute_mark_);
+  std::optional<Task> task = tasks_->Next(previous_s);
+  compute_mark_ = SteadyClock::now();
+  return task;
+}
+
+void GradientSync::Impl::StartPushing(const std::string& name) {
+  InjectComputeSlowdown();
+  if (!tasks_) return;
+  if (!tasks_->exhausted()) {
+    throw Error(StrCat("PushPull of '", name, "' in iteration ", clock_,
+                       " while tasks are left: call NextTask until it returns none"));
+  }
+  const double weight =
+      static_cast<double>(tasks_->computed()) / static_cast<double>(tasks_->tasks_per_worker());
+  requests_.set_weight(weight);
+  iteration_weight_ = weight;
 }
 
 void GradientSync::Impl::Report(const IterationStats& stats) {
@@ -175,12 +210,14 @@ void GradientSync::Impl::BeginIteration(int batch_size) {
   in_iteration_ = true;
   std::fill(pushed_.begin(), pushed_.end(), false);
   requests_.StartIteration(clock_, weight_);
+  iteration_weight_ = weight_;
+  if (tasks_) tasks_->Begin(clock_);
   current_ = IterationStats();
   current_.iteration = iterations_;
   current_.clock = clock_;
   current_.batch_size = batch_size;
   current_.start_s = session_.core().SecondsSinceStart();
-  begin_ = last_push_ = SteadyClock::now();
+  begin_ = last_push_ = compute_mark_ = SteadyClock::now();
   any_push_ = false;
 }
 
@@ -190,7 +227,7 @@ int GradientSync::Impl::PushPull(const std::string& name, const float* grad, flo
     throw Error(StrCat("PushPull of '", name, "' outside an iteration: call BeginIteration"));
   }
   const int t = layout_.Find(name);
-  if (!any_push_) InjectComputeSlowdown();
+  if (!any_push_) StartPushing(name);
   if (grad == nullptr || param == nullptr) {
     throw Error(StrCat("PushPull of '", name, "': null gradient or parameters"));
   }
@@ -212,11 +249,11 @@ int GradientSync::Impl::PushPull(const std::string& name, const float* grad, flo
       s.send = s.send_stage.data();
       s.member_params[m] = param + member.tensor_offset;
     }
-    if (weight_ != 1 || layout_unit.members.size() > 1) {  // stage, scaled by the weight
+    if (iteration_weight_ != 1 || layout_unit.members.size() > 1) {  // stage, scaled
       float* out = s.send_stage.data() + member.unit_offset;
       const ConstArray in{g, DType::kF32};
       session_.reducer().Sum(Span<const ConstArray>(&in, 1), {out, DType::kF32}, member.count,
-                             static_cast<float>(weight_));
+                             static_cast<float>(iteration_weight_));
       s.send = s.send_stage.data();
     }
     if (++s.pushed_members == static_cast<int>(layout_unit.members.size())) {
@@ -289,6 +326,12 @@ void GradientSync::Impl::EndIteration() {
     version = version < 0 ? s.version : std::min(version, s.version);
   }
   current_.compute_s = any_push_ ? compute_s : Seconds(begin_);
+  if (tasks_) {
+    current_.tasks = tasks_->computed();
+    current_.tasks_transferred = tasks_->transferred();
+    current_.task_share = tasks_->share();
+    current_.task_wait_s = tasks_->wait_s();
+  }
   current_.total_s = Seconds(begin_);
   current_.version = std::max<int64_t>(0, version);
   const KeyRequests::Traffic& traffic = requests_.traffic();
@@ -322,6 +365,10 @@ void GradientSync::Wait(int handle) { impl_->Wait(handle); }
 void GradientSync::WaitAll() { impl_->WaitAll(); }
 void GradientSync::BeginIteration(int batch_size) { impl_->BeginIteration(batch_size); }
 void GradientSync::EndIteration() { impl_->EndIteration(); }
+void GradientSync::UseTasks(int64_t tasks_per_worker, int64_t task_limit) {
+  impl_->UseTasks(tasks_per_worker, task_limit);
+}
+std::optional<Task> GradientSync::NextTask() { return impl_->NextTask(); }
 int64_t GradientSync::clock() const { return impl_->clock(); }
 void GradientSync::set_weight(double weight) { impl_->set_weight(weight); }
 double GradientSync::weight() const { return impl_->weight(); }

@@ -51,6 +51,8 @@ class KeyRequests {
   size_t size() const { return states_.size(); }
   // Resets the per-iteration state; pushes from now on carry `clock` and `weight`.
   void StartIteration(int64_t clock, double weight);
+  // Changes the weight of this iteration's pushes not yet sent.
+  void set_weight(double weight) { weight_ = weight; }
   const Traffic& traffic() const { return traffic_; }
 
   // Queues unit u's push and pull (all its members' gradients are staged or in place).

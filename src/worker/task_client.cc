@@ -12,22 +12,30 @@ TaskClient::TaskClient(SessionCore& session) : session_(session), channel_(sessi
   }
 }
 
-std::optional<TaskClient::Task> TaskClient::Next(int64_t iteration, int64_t tasks_per_worker,
-                                                 std::optional<int64_t> done) {
+TaskClient::Answer TaskClient::Next(int64_t clock, int64_t tasks_per_worker, int64_t task_limit,
+                                    const std::optional<Done>& done) {
   Message request;
   request.meta.set_command(proto::TASK);
   request.meta.set_sender(session_.rank());
   request.meta.set_client_id(channel_.client_id());
   request.meta.set_request_id(channel_.Begin(1));
-  request.meta.set_clock(iteration);
+  request.meta.set_clock(clock);
   request.meta.set_tasks_per_worker(tasks_per_worker);
-  if (done) request.meta.set_task_done(*done);
+  request.meta.set_task_limit(task_limit);
+  if (done) {
+    request.meta.set_task_done(done->id);
+    request.meta.set_task_done_clock(done->clock);
+    request.meta.set_task_seconds(done->seconds);
+  }
   session_.transport().Send(0, request, nullptr);
   const proto::Meta answer =
-      channel_.Wait(StrCat("asking the scheduler for a task of iteration ", iteration))[0];
+      channel_.Wait(StrCat("asking the scheduler for a task of iteration ", clock))[0];
   if (!answer.error().empty()) throw Error(answer.error());
-  if (!answer.has_task()) return std::nullopt;
-  return Task{answer.task(), answer.task_owner()};
+  Answer result;
+  result.share = answer.task_share();
+  if (answer.has_task())
+    result.task = Task{answer.task_clock(), answer.task(), answer.task_owner()};
+  return result;
 }
 
 }  // namespace pacer

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "pacer/task.h"
 #include "ps/control_channel.h"
 #include "ps/session_core.h"
 
@@ -14,16 +15,20 @@ class TaskClient {
  public:
   explicit TaskClient(SessionCore& session);  // on a worker
 
-  struct Task {
-    int64_t id;  // within the iteration: worker w owns w * tasks_per_worker and on
-    int owner;   // whose share it is: its gradient counts for this worker's
+  struct Done {
+    int64_t clock;
+    int64_t id;
+    double seconds;  // how long it took to compute
   };
-  // The next task of iteration `iteration` for this worker: its own, or a straggler's once its
-  // own are all granted; none when there is nothing left to take. `done`: the task this worker
-  // finished since its last call, if any. Throws Error for a refused request, TimeoutError after
-  // timeout_s.
-  std::optional<Task> Next(int64_t iteration, int64_t tasks_per_worker,
-                           std::optional<int64_t> done);
+  struct Answer {
+    std::optional<Task> task;  // none: nothing left to take
+    int64_t share = 0;         // this worker's share of the iteration it asked about
+  };
+  // The next task for this worker in iteration `clock`: its own, or a straggler's once its own
+  // are all granted. `tasks_per_worker`: the mean share; `task_limit`: the most one worker gets.
+  // Throws Error for a refused request, TimeoutError after timeout_s.
+  Answer Next(int64_t clock, int64_t tasks_per_worker, int64_t task_limit,
+              const std::optional<Done>& done);
 
  private:
   SessionCore& session_;

@@ -91,6 +91,71 @@ int CheckStaleness(const std::vector<double>& starts, const std::vector<double>&
   return max_gap;
 }
 
+// Each task of each clock was computed once: its counter moved by one task's step, -lr / (workers
+// x tasks per worker) under once-per-iteration rules, -lr / tasks per worker on arrival. Under
+// epsp with a slow worker, tasks moved (`transferred`: every worker's count).
+void CheckTasks(Session& session, GradientSync& sync, const TrainingOptions& o,
+                const std::vector<float>& counts, const std::vector<double>& transferred) {
+  session.Barrier(kWorkerGroup);  // on-arrival rules: every push applied before the fetch
+  sync.Fetch();
+  const SyncMode mode = SyncMode::Parse(session.config().sync);
+  const int per_clock = session.num_workers() * o.tasks_per_worker;
+  const double step = o.lr / (mode.on_arrival() ? o.tasks_per_worker : per_clock);
+  int wrong = 0;
+  for (size_t i = 0; i < counts.size() && wrong < 5; ++i) {
+    if (std::abs(counts[i] + step) > 1e-4 * step) {
+      ADD_FAILURE() << "task " << i % per_clock << " of clock " << i / per_clock << ": counter "
+                    << counts[i] << ", expected " << -step << " (computed once)";
+      ++wrong;
+    }
+  }
+  double moved = 0;
+  for (double t : transferred) moved += t;
+  if (mode.kind == SyncMode::Kind::kEpsp && o.slow_worker >= 0) {
+    EXPECT_GT(moved, 0) << "no task moved off the slow worker";
+  } else if (mode.kind != SyncMode::Kind::kEpsp) {
+    EXPECT_EQ(moved, 0) << "tasks moved outside epsp";
+  }
+}
+
+// Rows of task `task`: the task_index-th slice of its owner block's minibatch, so a worker's
+// tasks together are its minibatch of the run without tasks.
+std::vector<size_t> TaskRows(size_t samples, int workers, const TrainingOptions& o,
+                             const Task& task) {
+  const int per = o.tasks_per_worker, rows = o.batch / per;
+  const std::vector<size_t> batch =
+      MinibatchRows(samples, workers, static_cast<int>(task.id / per), task.clock, o.batch);
+  const auto first = batch.begin() + (task.id % per) * rows;
+  return std::vector<size_t>(first, first + rows);
+}
+
+// Computes every task this worker gets in the iteration: the mean of their gradients into gw,
+// gb, and into counts_grad a 1 at each task's (clock, id) over the tasks computed.
+void ComputeTasks(GradientSync& sync, const Dataset& data, const SoftmaxRegression& model,
+                  const TrainingOptions& o, int workers, bool slow, Model& m,
+                  std::vector<float>& gw, std::vector<float>& gb, std::vector<float>& counts_grad) {
+  std::vector<float> tw(gw.size()), tb(gb.size());
+  std::fill(gw.begin(), gw.end(), 0.f);
+  std::fill(gb.begin(), gb.end(), 0.f);
+  std::fill(counts_grad.begin(), counts_grad.end(), 0.f);
+  int computed = 0;
+  while (std::optional<Task> task = sync.NextTask()) {
+    model.Loss(data, TaskRows(data.size(), workers, o, *task), m.w.data(), m.b.data(), tw.data(),
+               tb.data());
+    for (size_t k = 0; k < gw.size(); ++k) gw[k] += tw[k];
+    for (size_t k = 0; k < gb.size(); ++k) gb[k] += tb[k];
+    counts_grad[task->clock * workers * o.tasks_per_worker + task->id] += 1;
+    ++computed;
+    if (slow)
+      std::this_thread::sleep_for(std::chrono::microseconds(o.slow_ms * 1000 / o.tasks_per_worker));
+  }
+  if (computed == 0) return;
+  const float mean = 1.f / static_cast<float>(computed);
+  for (float& v : gw) v *= mean;
+  for (float& v : gb) v *= mean;
+  for (float& v : counts_grad) v *= mean;
+}
+
 void Train(Session& session, const TrainingOptions& o, const WorkerGather& gather) {
   const Dataset data = examples::MakeClusters(2048, 16, 4, /*seed=*/3);
   const SoftmaxRegression model(data.features, data.classes);
@@ -102,7 +167,17 @@ void Train(Session& session, const TrainingOptions& o, const WorkerGather& gathe
   GradientSync sync(session);
   sync.Register("weights", m.w.data(), m.w.size());
   sync.Register("biases", m.b.data(), m.b.size());
-  sync.Register("counter", &counter, 1);
+  const bool tasks = o.tasks_per_worker > 0;
+  // With tasks, one counter per task and clock (the plain counter's weights would vary).
+  std::vector<float> counts(tasks ? o.iterations * workers * o.tasks_per_worker : 0);
+  std::vector<float> counts_grad(counts.size());
+  if (tasks) {
+    sync.UseTasks(o.tasks_per_worker);
+    sync.Register("task_counts", counts.data(), counts.size());
+  } else {
+    sync.Register("counter", &counter, 1);
+  }
+  double transferred = 0;
   std::vector<double> starts(o.iterations), issues(o.iterations);
   const bool backup = SyncMode::Parse(session.config().sync).kind == SyncMode::Kind::kBackup;
   // Until the job's clock is done: a backup worker whose gradients were dropped skips clocks.
@@ -113,15 +188,25 @@ void Train(Session& session, const TrainingOptions& o, const WorkerGather& gathe
     }
     i = static_cast<int>(sync.clock());
     starts[i] = Now();
-    model.Loss(data, MinibatchRows(data.size(), workers, me, i, o.batch), m.w.data(), m.b.data(),
-               gw.data(), gb.data());
-    if (me == o.slow_worker) std::this_thread::sleep_for(std::chrono::milliseconds(o.slow_ms));
+    if (tasks) {
+      ComputeTasks(sync, data, model, o, workers, me == o.slow_worker, m, gw, gb, counts_grad);
+    } else {
+      model.Loss(data, MinibatchRows(data.size(), workers, me, i, o.batch), m.w.data(), m.b.data(),
+                 gw.data(), gb.data());
+      if (me == o.slow_worker) std::this_thread::sleep_for(std::chrono::milliseconds(o.slow_ms));
+    }
     issues[i] = Now();
     sync.PushPull("weights", gw.data(), m.w.data());
     sync.PushPull("biases", gb.data(), m.b.data(), /*priority=*/1);
-    sync.PushPull("counter", &counter_grad, &counter);
+    if (tasks) {
+      sync.PushPull("task_counts", counts_grad.data(), counts.data());
+    } else {
+      sync.PushPull("counter", &counter_grad, &counter);
+    }
     sync.EndIteration();
+    transferred += static_cast<double>(sync.last_iteration().tasks_transferred);
   }
+  if (tasks) CheckTasks(session, sync, o, counts, gather({transferred}));
   std::vector<size_t> all(data.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
   const double loss = model.Loss(data, all, m.w.data(), m.b.data());
@@ -131,14 +216,16 @@ void Train(Session& session, const TrainingOptions& o, const WorkerGather& gathe
     Model ref = Reference(data, model, workers, o);
     EXPECT_LE(RelativeDistance(m.w, ref.w), 1e-6) << "worker " << me;
     EXPECT_LE(RelativeDistance(m.b, ref.b), 1e-6) << "worker " << me;
-    EXPECT_EQ(counter, -o.lr * o.iterations *
-                           static_cast<float>((std::pow(10.0, workers) - 1) / 9 / workers));
+    if (!tasks) {
+      EXPECT_EQ(counter, -o.lr * o.iterations *
+                             static_cast<float>((std::pow(10.0, workers) - 1) / 9 / workers));
+    }
   }
   if (o.staleness_bound >= 0) {
     std::vector<double> all_starts = gather(starts), all_issues = gather(issues);
     const int gap =
         CheckStaleness(all_starts, all_issues, workers, o.iterations, o.staleness_bound);
-    if (o.slow_worker >= 0) {
+    if (o.slow_worker >= 0 && !tasks) {  // task transfer keeps the slow worker closer
       EXPECT_EQ(gap, o.staleness_bound);
     }
   }
@@ -190,6 +277,25 @@ std::vector<TrainingCase> TrainingCases() {
   cases.push_back(reference);
   cases.push_back(ssp);
   cases.push_back(change);
+  // Falcon's tasks: BSP computes each worker's own; EPSP(0) moves the slow worker's to the
+  // others and still ends as BSP does; EPSP(2) keeps SSP's bound.
+  for (const char* mode : {"bsp", "epsp:0"}) {
+    TrainingCase tasks{mode[0] == 'b' ? "BspOverTasksEqualsASingleProcessRun"
+                                      : "EpspZeroWithASlowWorkerEqualsASingleProcessRun",
+                       mode,
+                       {}};
+    tasks.options.tasks_per_worker = 8;
+    tasks.options.check_reference = true;
+    tasks.options.slow_worker = 0;
+    tasks.options.slow_ms = 4;
+    cases.push_back(tasks);
+  }
+  TrainingCase slack{"EpspTwoKeepsTheClockGapWithinTwoWithASlowWorker", "epsp:2", {}};
+  slack.options.tasks_per_worker = 8;
+  slack.options.staleness_bound = 2;
+  slack.options.slow_worker = 0;
+  slack.options.slow_ms = 4;
+  cases.push_back(slack);
   // Key ranges move while the workers train: BSP ends as a single-process run does, and in every
   // mode each key applies every gradient once.
   TrainingCase moved_bsp{"BspWithMigrationsEqualsASingleProcessRun", "bsp", {}};

@@ -35,6 +35,10 @@ struct TrainingOptions {
   // its keys applied one gradient per worker and clock (all modes but backup workers).
   int migrations = 0;
   int migrate_gap_ms = 5;
+  // Tasks (GradientSync::UseTasks): each worker's minibatch is this many micro-batches, and the
+  // slow worker sleeps slow_ms / tasks_per_worker per task it computes. A tensor of one counter
+  // per task and clock checks that each was computed once; under epsp, that some moved.
+  int tasks_per_worker = 0;
 };
 
 // What the in-process and the multi-process tests both run: softmax regression trained in

@@ -265,8 +265,8 @@ TEST(SyncEngineTest, RejectsWhatNoRuleAccepts) {
             }).find("only 0 updates"),
             std::string::npos);
   EXPECT_NE(message([&] {
-              e.Push(1, 1, 0, {1, 1}, 0);
-            }).find("weights must be positive"),
+              e.Push(1, 1, 0, {1, 1}, -1);
+            }).find("weights must be finite and not negative"),
             std::string::npos);
   EXPECT_NE(message([&] { e.Push(1, 2, 0, {1, 1}); }).find("worker 2 of 2"), std::string::npos);
   EXPECT_THROW(Engine(2, "backup:2"), Error);

@@ -26,7 +26,7 @@ std::string ErrorOf(const std::function<void()>& f) {
 }
 
 TEST(TaskLedgerTest, OwnersTakeFromTheFrontPioneersFromTheBack) {
-  TaskLedger ledger = TaskLedger::InBlocks(2, 4);
+  TaskLedger ledger = TaskLedger::InShares({4, 4});
   EXPECT_EQ(ledger.Next(1)->task, 4);
   const TaskLedger::Grant taken = *ledger.Transfer(/*pioneer=*/0, /*victim=*/1);
   EXPECT_EQ(taken.task, 7);  // the one worker 1 would reach last
@@ -51,7 +51,7 @@ TEST(TaskLedgerTest, OwnersTakeFromTheFrontPioneersFromTheBack) {
 TEST(TaskLedgerTest, BadListsAndReportsAreRefusedNamingThem) {
   EXPECT_EQ(ErrorOf([] { TaskLedger({{0, 1}, {1}}); }), "task 1 is listed for workers 0 and 1");
   EXPECT_EQ(ErrorOf([] { TaskLedger({{0, 5}}); }), "task 5 of worker 0 is outside 0..1");
-  TaskLedger ledger = TaskLedger::InBlocks(2, 2);
+  TaskLedger ledger = TaskLedger::InShares({2, 2});
   const int64_t mine = ledger.Next(0)->task;
   EXPECT_EQ(ErrorOf([&] { ledger.Done(1, mine); }),
             "worker 1 reported task 0 done, but worker 0 was granted it");
@@ -70,7 +70,7 @@ TEST(TaskLedgerTest, BadListsAndReportsAreRefusedNamingThem) {
 // from every other owner. Each task is computed exactly once.
 TEST(TaskLedgerTest, RacingOwnersAndPioneersComputeEachTaskOnce) {
   constexpr int kWorkers = 4, kPer = 1000;
-  TaskLedger ledger = TaskLedger::InBlocks(kWorkers, kPer);
+  TaskLedger ledger = TaskLedger::InShares(std::vector<int64_t>(kWorkers, kPer));
   std::mutex authority;
   std::vector<std::atomic<int>> computed(kWorkers * kPer);
   std::vector<std::thread> threads;

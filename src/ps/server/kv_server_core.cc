@@ -297,7 +297,7 @@ class KVServerCore::Impl {
     meta.user_command = msg.meta.user_command();
     meta.clock = msg.meta.clock();
     meta.version = msg.meta.version();
-    meta.weight = msg.meta.weight();
+    meta.weight = msg.meta.has_weight() ? msg.meta.weight() : 1;
     meta.init = msg.meta.init();
     meta.after_own_push = msg.meta.after_own_push();
     meta.response = std::make_shared<PendingResponse>(msg.meta, session_, value_size_,

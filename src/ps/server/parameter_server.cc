@@ -78,8 +78,7 @@ class ParameterServer::Impl {
       size_t offset = 0;
       for (size_t i = 0; i < n; ++i) {
         const size_t bytes = lens ? static_cast<size_t>(lens[i]) * sizeof(float) : uniform;
-        // A weight of 0 is the field left unset: plain KVWorker pushes count once each.
-        gradients[i] = {worker, meta.clock, meta.version, meta.weight == 0 ? 1 : meta.weight,
+        gradients[i] = {worker, meta.clock, meta.version, meta.weight,
                         data.values.Slice(offset, bytes)};
         offset += bytes;
       }

@@ -1,6 +1,7 @@
 #include "ps/server/sync_engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -56,15 +57,9 @@ bool SyncEngine::Holds(const KeyState& k, int64_t clock) const {
 
 bool SyncEngine::Ready(const KeyState& k, int64_t clock) const {
   if (!k.params || Holds(k, clock)) return false;
-  switch (k.mode.kind) {
-    case SyncMode::Kind::kBsp:
-    case SyncMode::Kind::kBackup:
-      return k.complete >= clock;
-    case SyncMode::Kind::kSsp:
-      return k.complete >= clock - k.mode.staleness;
-    default:
-      return true;
-  }
+  if (!k.mode.on_arrival()) return k.complete >= clock;
+  if (k.mode.bounded_staleness()) return k.complete >= clock - k.mode.staleness;
+  return true;
 }
 
 void SyncEngine::Check(Key key, const Gradient& g) const {
@@ -77,9 +72,9 @@ void SyncEngine::Check(Key key, const Gradient& g) const {
     throw Error(StrCat("key ", key, ": worker ", g.worker, " pushed ", g.values.size(),
                        " bytes, the key holds ", k.params->size(), " floats"));
   }
-  if (!(g.weight > 0)) {
+  if (!(g.weight >= 0) || !std::isfinite(g.weight)) {
     throw Error(StrCat("key ", key, ": worker ", g.worker, " pushed weight ", g.weight,
-                       "; weights must be positive"));
+                       "; weights must be finite and not negative"));
   }
   const int64_t last = k.arrived[g.worker];
   if (g.clock <= last || g.clock < 0) {
@@ -142,7 +137,10 @@ void SyncEngine::Accumulate(KeyState& k, const Gradient& g) {
        it != k.aggregates.end() && it->first == k.complete && it->second.count >= needed;
        it = k.aggregates.erase(it)) {
     const struct Aggregate& done = it->second;
-    Update(k, done.count == 1 ? done.first.as<float>() : done.sum_data, 1.0 / done.weight);
+    // Every worker may have weight 0 (none computed a task of the clock): nothing to apply.
+    if (done.weight > 0) {
+      Update(k, done.count == 1 ? done.first.as<float>() : done.sum_data, 1.0 / done.weight);
+    }
     k.applied += done.count;
     ++k.complete;
   }
@@ -155,7 +153,9 @@ void SyncEngine::ApplyOnArrival(KeyState& k, const Gradient& g) {
   } else if (k.mode.kind == SyncMode::Kind::kConSgd) {
     factor = k.mode.scale > 0 ? k.mode.scale : 1.0 / num_workers_;
   }
-  Update(k, g.values.as<float>(), factor / g.weight);
+  // The values are weight x the gradient: a push that stands for more of the iteration's samples
+  // (a worker that computed more tasks) moves the parameters further.
+  if (g.weight > 0) Update(k, g.values.as<float>(), factor);
   ++k.applied;
   k.complete = *std::min_element(k.last_clock.begin(), k.last_clock.end()) + 1;
 }

@@ -23,8 +23,10 @@ struct Gradient {
   int worker = 0;       // role index, 0..num_workers-1
   int64_t clock = 0;    // the worker's iteration
   int64_t version = 0;  // updates applied to the values it was computed on
-  double weight = 1;    // the values are weight x the gradient; updates divide by the weights
-  Buffer values;        // floats, as many as the key holds
+  // The values are weight x the gradient. A once-per-iteration update divides their sum by the
+  // total weight; an on-arrival one applies them as they are (weight 1: the gradient itself).
+  double weight = 1;
+  Buffer values;  // floats, as many as the key holds
 };
 
 // Where a key stands, for tests and telemetry.
@@ -45,7 +47,8 @@ struct KeyStatus {
 // Clocks: a key's `complete` clock is the first clock not yet resolved. Once-per-iteration modes
 // (BSP, backup) resolve clock t when they apply its update; on-arrival modes when every worker has
 // pushed clock t. A pull for clock c is served when the rule allows a worker to start iteration c:
-// BSP and backup once complete >= c, SSP(s) once complete >= c - s, the others at once.
+// BSP, backup and EPSP(0) once complete >= c, SSP(s) and EPSP(s) once complete >= c - s, the
+// others at once.
 //
 // Switching: PrepareSwitch returns the first clock this engine has not seen and holds pushes from
 // it on; CommitSwitch(mode, T) with T at least every engine's answer makes clocks < T follow the

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "pacer/task.h"
+#include "ps/session_core.h"
+#include "worker/task_client.h"
+
+namespace pacer {
+
+// Where GradientSync's tasks come from. Under --sync=epsp:S the scheduler's task authority grants
+// them (a pioneer gets a straggler's; shares follow capacity); otherwise a worker computes its own
+// share, w x tasks_per_worker and on, in order, with no round trips.
+class TaskSource {
+ public:
+  // `task_limit`: the most tasks one worker gets (its node's limit); 0: twice tasks_per_worker.
+  TaskSource(SessionCore& session, int64_t tasks_per_worker, int64_t task_limit);
+
+  void Begin(int64_t clock);
+  // The next task for this worker in the iteration begun, or none when nothing is left for it.
+  // `previous_s`: how long the previous task took (ignored for the first).
+  std::optional<Task> Next(double previous_s);
+
+  bool exhausted() const { return exhausted_; }
+  int64_t tasks_per_worker() const { return tasks_per_worker_; }
+  int64_t computed() const { return computed_; }        // tasks granted this iteration
+  int64_t transferred() const { return transferred_; }  // of those, other workers' tasks
+  int64_t share() const { return share_; }              // this worker's own tasks
+  double wait_s() const { return wait_s_; }             // waiting for grants
+
+ private:
+  SessionCore& session_;
+  const int64_t tasks_per_worker_, task_limit_;
+  std::unique_ptr<TaskClient> client_;  // under epsp
+  int64_t clock_ = 0;
+  std::optional<Task> previous_;
+  bool exhausted_ = false;
+  int64_t computed_ = 0, transferred_ = 0, share_ = 0;
+  double wait_s_ = 0;
+};
+
+}  // namespace pacer
