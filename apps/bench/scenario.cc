@@ -5,11 +5,14 @@
 //          --compute-ms=20 --iters=60 --json=s1-backup.json
 //
 // S3 caps links (--link-mb-s), S4 slows server 0 in --server-window (from 4 s to 10 s). Each
-// iteration a worker sleeps --compute-ms (the compute of a larger model), then computes and pushes
-// its minibatch's gradient; --model-mb adds the larger model's size, --server-mb-s caps every
-// server's service rate (a server-bound job, where S4 shows). Worker 0 measures test accuracy every
-// --eval-every iterations. The summary gives iteration time percentiles over every worker's
-// iterations, the fraction of time blocked in synchronization, final accuracy, time to
+// iteration is --tasks micro-batches per worker (GradientSync::NextTask: under --policy=epsp:S the
+// scheduler hands them out, elsewhere each worker computes its own); for each task a worker sleeps
+// --compute-ms / --tasks (the compute of a larger model), then computes the micro-batch's
+// gradient, and it pushes the mean of its tasks' gradients; --model-mb adds the larger model's
+// size, --server-mb-s caps every server's service rate (a server-bound job, where S4 shows).
+// Worker 0 measures test accuracy every --eval-every iterations. The summary gives the mean and
+// percentiles of iteration times over every worker's iterations, the fraction of time blocked in
+// synchronization (waiting for task grants included), tasks moved, final accuracy, time to
 // --target-acc, bytes moved and worker-seconds.
 #include <gflags/gflags.h>
 #include <mpi.h>
@@ -39,7 +42,8 @@ DEFINE_double(link_mb_s, 10, "S3: every worker's link bandwidth in MB/s (worker 
 DEFINE_double(server_mb_s, 0,
               "every server's emulated service rate in MB/s of work (0: their own speed); S4 "
               "slows server 0 to a third of it");
-DEFINE_string(policy, "bsp", "bsp, asp, ssp:S, backup:B, dynsgd, consgd, sas");
+DEFINE_string(policy, "bsp", "bsp, asp, ssp:S, backup:B, dynsgd, consgd, epsp:S, sas");
+DEFINE_int32(tasks, 8, "tasks (micro-batches) per worker and iteration; --batch is a multiple");
 DEFINE_string(server_window, "4s:6s", "S4: when server 0 is slow, START:LENGTH since the start");
 DEFINE_int32(iters, 100, "iterations (clocks) to train");
 DEFINE_double(target_acc, 0.8, "test accuracy whose first time is reported");
@@ -73,8 +77,35 @@ void UnderscoreFlagNames(int argc, char** argv) {
 
 struct WorkerLog {
   std::vector<double> iteration_s;
-  double blocked_s = 0, total_s = 0, bytes = 0;
+  double blocked_s = 0, total_s = 0, bytes = 0, tasks = 0, tasks_transferred = 0;
 };
+
+// One iteration's tasks: for each, the emulated compute, then its micro-batch's gradient; the
+// mean over the tasks computed into gw, gb (zeros if none).
+void ComputeTasks(pacer::GradientSync& sync, const Dataset& train, const SoftmaxRegression& model,
+                  int workers, const std::vector<float>& w, const std::vector<float>& b,
+                  std::vector<float>& gw, std::vector<float>& gb) {
+  static std::vector<float> tw, tb;
+  tw.resize(gw.size());
+  tb.resize(gb.size());
+  std::fill(gw.begin(), gw.end(), 0.f);
+  std::fill(gb.begin(), gb.end(), 0.f);
+  int computed = 0;
+  while (std::optional<pacer::Task> task = sync.NextTask()) {
+    std::this_thread::sleep_for(
+        std::chrono::duration<double, std::milli>(FLAGS_compute_ms / FLAGS_tasks));
+    model.Loss(train,
+               pacer::examples::TaskRows(train.size(), workers, FLAGS_tasks, task->clock, task->id,
+                                         FLAGS_batch),
+               w.data(), b.data(), tw.data(), tb.data());
+    for (size_t k = 0; k < gw.size(); ++k) gw[k] += tw[k];
+    for (size_t k = 0; k < gb.size(); ++k) gb[k] += tb[k];
+    ++computed;
+  }
+  if (computed == 0) return;
+  for (float& v : gw) v /= static_cast<float>(computed);
+  for (float& v : gb) v /= static_cast<float>(computed);
+}
 
 // Trains; returns this worker's log. Worker 0 also tracks accuracy.
 WorkerLog Train(pacer::Session& session, double* accuracy, double* time_to_target) {
@@ -94,23 +125,22 @@ WorkerLog Train(pacer::Session& session, double* accuracy, double* time_to_targe
   sync.Register("weights", w.data(), w.size());
   sync.Register("biases", b.data(), b.size());
   if (ballast_floats > 0) sync.Register("ballast", ballast.data(), ballast.size());
+  sync.UseTasks(FLAGS_tasks);
   WorkerLog log;
   const auto start = std::chrono::steady_clock::now();
   *time_to_target = -1;
   for (int64_t i = 0; sync.clock() < FLAGS_iters; ++i) {
     sync.BeginIteration(FLAGS_batch);
-    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(FLAGS_compute_ms));
-    model.Loss(train,
-               pacer::examples::MinibatchRows(train.size(), session.num_workers(),
-                                              session.role_index(), sync.clock(), FLAGS_batch),
-               w.data(), b.data(), gw.data(), gb.data());
+    ComputeTasks(sync, train, model, session.num_workers(), w, b, gw, gb);
     sync.PushPull("weights", gw.data(), w.data());
     sync.PushPull("biases", gb.data(), b.data());
     if (ballast_floats > 0) sync.PushPull("ballast", ballast_gradient.data(), ballast.data());
     sync.EndIteration();
     const pacer::IterationStats& s = sync.last_iteration();
     log.iteration_s.push_back(s.total_s);
-    log.blocked_s += s.wait_s;
+    log.blocked_s += s.wait_s + s.task_wait_s;
+    log.tasks += static_cast<double>(s.tasks);
+    log.tasks_transferred += static_cast<double>(s.tasks_transferred);
     log.total_s += s.total_s;
     log.bytes += static_cast<double>(s.bytes_out + s.bytes_in);
     if (evaluator && *time_to_target < 0 && (i + 1) % FLAGS_eval_every == 0 &&
@@ -139,27 +169,38 @@ void Summarize(pacer::Session& session, const WorkerLog& mine, MPI_Comm workers,
   std::vector<double> all(offsets.back() + counts.back());
   MPI_Gatherv(mine.iteration_s.data(), count, MPI_DOUBLE, all.data(), counts.data(), offsets.data(),
               MPI_DOUBLE, 0, workers);
-  double totals[3] = {mine.blocked_s, mine.total_s, mine.bytes}, sums[3];
-  MPI_Reduce(totals, sums, 3, MPI_DOUBLE, MPI_SUM, 0, workers);
+  double totals[4] = {mine.blocked_s, mine.total_s, mine.bytes, mine.tasks_transferred}, sums[4];
+  MPI_Reduce(totals, sums, 4, MPI_DOUBLE, MPI_SUM, 0, workers);
+  const double tasks_per_iteration = mine.tasks / std::max<size_t>(1, mine.iteration_s.size());
+  std::vector<double> tasks(n);
+  MPI_Gather(&tasks_per_iteration, 1, MPI_DOUBLE, tasks.data(), 1, MPI_DOUBLE, 0, workers);
   if (session.role_index() != 0) return;
   const double wall = mine.total_s;
-  char json[1024];
+  const double mean =
+      std::accumulate(all.begin(), all.end(), 0.0) / std::max<size_t>(1, all.size());
+  std::string tasks_json;
+  for (double t : tasks) tasks_json += (tasks_json.empty() ? "" : ",") + std::to_string(t);
+  char json[1536];
   std::snprintf(json, sizeof(json),
                 "{\"scenario\":\"%s\",\"policy\":\"%s\",\"workers\":%d,\"servers\":%d,\"iters\":%d,"
-                "\"iter_p50_ms\":%.3f,\"iter_p99_ms\":%.3f,\"blocked_frac\":%.4f,\"accuracy\":%.4f,"
-                "\"time_to_target_s\":%s,\"bytes\":%.0f,\"worker_seconds\":%.3f}",
+                "\"iter_mean_ms\":%.3f,\"iter_p50_ms\":%.3f,\"iter_p99_ms\":%.3f,"
+                "\"blocked_frac\":%.4f,\"tasks_per_iter\":[%s],\"tasks_moved\":%.0f,"
+                "\"accuracy\":%.4f,\"time_to_target_s\":%s,\"bytes\":%.0f,\"worker_seconds\":%.3f}",
                 FLAGS_scenario.c_str(), FLAGS_policy.c_str(), n, session.num_servers(), FLAGS_iters,
-                pacer::bench::Percentile(all, 0.5) * 1e3, pacer::bench::Percentile(all, 0.99) * 1e3,
-                sums[0] / sums[1], accuracy,
+                mean * 1e3, pacer::bench::Percentile(all, 0.5) * 1e3,
+                pacer::bench::Percentile(all, 0.99) * 1e3, sums[0] / sums[1], tasks_json.c_str(),
+                sums[3], accuracy,
                 time_to_target < 0 ? "null" : std::to_string(time_to_target).c_str(), sums[2],
                 n * (time_to_target < 0 ? wall : time_to_target));
   std::printf(
       "scenario %s, policy %s: %d workers, %d servers, %d iterations\n"
-      "  iteration p50 %.2f ms, p99 %.2f ms; blocked %.1f%% of the time\n"
+      "  iteration mean %.2f ms, p50 %.2f ms, p99 %.2f ms; blocked %.1f%% of the time\n"
+      "  tasks per iteration by worker [%s], %.0f moved\n"
       "  accuracy %.4f; time to %.2f accuracy %s; %.1f MB moved\n%s\n",
       FLAGS_scenario.c_str(), FLAGS_policy.c_str(), n, session.num_servers(), FLAGS_iters,
-      pacer::bench::Percentile(all, 0.5) * 1e3, pacer::bench::Percentile(all, 0.99) * 1e3,
-      100 * sums[0] / sums[1], accuracy, FLAGS_target_acc,
+      mean * 1e3, pacer::bench::Percentile(all, 0.5) * 1e3,
+      pacer::bench::Percentile(all, 0.99) * 1e3, 100 * sums[0] / sums[1], tasks_json.c_str(),
+      sums[3], accuracy, FLAGS_target_acc,
       time_to_target < 0 ? "not reached" : (std::to_string(time_to_target) + " s").c_str(),
       sums[2] / 1e6, json);
   if (!FLAGS_json.empty()) std::ofstream(FLAGS_json) << json << "\n";

@@ -90,5 +90,14 @@ std::vector<size_t> MinibatchRows(size_t samples, int workers, int worker, int64
   return rows;
 }
 
+std::vector<size_t> TaskRows(size_t samples, int workers, int tasks_per_worker, int64_t iteration,
+                             int64_t task, int batch) {
+  const int rows = batch / tasks_per_worker;
+  const std::vector<size_t> minibatch =
+      MinibatchRows(samples, workers, static_cast<int>(task / tasks_per_worker), iteration, batch);
+  const auto first = minibatch.begin() + (task % tasks_per_worker) * rows;
+  return std::vector<size_t>(first, first + rows);
+}
+
 }  // namespace examples
 }  // namespace pacer

@@ -46,5 +46,12 @@ class SoftmaxRegression {
 std::vector<size_t> MinibatchRows(size_t samples, int workers, int worker, int64_t iteration,
                                   int batch);
 
+// Rows of task `task` of iteration `iteration` when each minibatch is `tasks_per_worker` tasks
+// (GradientSync::UseTasks): the (task % tasks_per_worker)-th slice of worker
+// task / tasks_per_worker's minibatch, so the tasks of a worker's share together are its
+// minibatch. `batch` must be a multiple of tasks_per_worker.
+std::vector<size_t> TaskRows(size_t samples, int workers, int tasks_per_worker, int64_t iteration,
+                             int64_t task, int batch);
+
 }  // namespace examples
 }  // namespace pacer

@@ -16,8 +16,9 @@ struct SyncMode {
     kDynSgd,  // on arrival, scaled by 1 / (staleness + 1)
     kConSgd,  // on arrival, scaled by a constant
     // Falcon's EPSP: the rule of bsp (staleness 0, enforced synchronization) or of ssp:S (slack
-    // synchronization), with workers' tasks granted by the scheduler, so pioneers take
-    // stragglers' tasks (GradientSync::NextTask).
+    // synchronization; each push applied on arrival, scaled by 1 / num_workers so a clock's
+    // pushes add up to BSP's update), with workers' tasks granted by the scheduler, so pioneers
+    // take stragglers' tasks (GradientSync::NextTask).
     kEpsp,
   };
   Kind kind = Kind::kBsp;

@@ -46,6 +46,7 @@ void TaskAuthority::OnRequest(Message&& msg) {
   }
   Message reply = session_.ReplyTo(request);
   reply.meta.set_task_share(answer.share);
+  reply.meta.set_task_deferred(answer.deferred);
   if (answer.grant) {
     reply.meta.set_task(answer.grant->task);
     reply.meta.set_task_owner(answer.grant->owner);
@@ -70,9 +71,18 @@ TaskAuthority::Answer TaskAuthority::Serve(int worker, const proto::Meta& reques
   if (request.clock() >= complete_below_) {  // else pioneers did all its tasks, and the rest
     Iteration& it = Open(worker, request);
     answer.share = it.ledger.Share(worker);
-    answer.grant = it.ledger.Next(worker);
     answer.grant_clock = request.clock();
-    if (!answer.grant) answer.grant = Steal(worker, request.clock(), &answer.grant_clock);
+    if (request.task_prefetch()) {
+      // A straggler's next task stays for the pioneers; nobody takes others' tasks ahead.
+      const std::vector<int>& stragglers = Project(request.clock(), nullptr, nullptr).stragglers;
+      if (std::find(stragglers.begin(), stragglers.end(), worker) == stragglers.end()) {
+        answer.grant = it.ledger.Next(worker);
+      }
+      answer.deferred = !answer.grant;
+    } else {
+      answer.grant = it.ledger.Next(worker);
+      if (!answer.grant) answer.grant = Steal(worker, request.clock(), &answer.grant_clock);
+    }
   }
   while (!iterations_.empty() && iterations_.begin()->first == complete_below_ &&
          iterations_.begin()->second.ledger.Complete()) {
@@ -130,7 +140,7 @@ std::optional<straggler::TaskLedger::Grant> TaskAuthority::Steal(int pioneer, in
   const int64_t first = staleness_ > 0 ? complete_below_ : clock;
   for (auto it = iterations_.lower_bound(first); it != iterations_.end() && it->first <= clock;
        ++it) {
-    const int victim = Victim(it->first, it->first < clock);
+    const int victim = Victim(it->first, it->first < clock, pioneer);
     if (victim < 0) continue;
     *grant_clock = it->first;
     return it->second.ledger.Transfer(pioneer, victim);
@@ -138,11 +148,12 @@ std::optional<straggler::TaskLedger::Grant> TaskAuthority::Steal(int pioneer, in
   return std::nullopt;
 }
 
-int TaskAuthority::Victim(int64_t clock, bool behind) const {
+straggler::Projection TaskAuthority::Project(int64_t clock, std::vector<int64_t>* unstarted,
+                                             double* now) const {
   const Iteration& it = iterations_.at(clock);
   const double now_s = std::chrono::duration<double>(Clock::now() - it.start).count();
+  if (now) *now = now_s;
   std::vector<straggler::WorkerProgress> progress;
-  std::vector<int64_t> unstarted;
   for (int w = 0; w < it.ledger.num_workers(); ++w) {
     straggler::WorkerProgress p;
     // What the worker has left to do before it finishes `clock`: its tasks there and before.
@@ -152,13 +163,23 @@ int TaskAuthority::Victim(int64_t clock, bool behind) const {
     p.throughput = Speed(w);
     p.finished_s = now_s;
     progress.push_back(p);
-    unstarted.push_back(it.ledger.Unstarted(w));
+    if (unstarted) unstarted->push_back(it.ledger.Unstarted(w));
   }
-  const straggler::Projection projection = straggler::Project(progress, now_s);
-  if (!behind) return straggler::ChooseVictim(projection, unstarted);
+  return straggler::Project(progress, now_s);
+}
+
+int TaskAuthority::Victim(int64_t clock, bool behind, int pioneer) const {
+  std::vector<int64_t> unstarted;
+  double now_s = 0;
+  const straggler::Projection projection = Project(clock, &unstarted, &now_s);
+  // When the pioneer would finish one task more (unmeasured: at once).
+  const double speed = Speed(pioneer);
+  const double done_s = now_s + (speed > 0 ? 1 / speed : 0);
+  if (!behind) return straggler::ChooseVictim(projection, unstarted, done_s);
   int victim = -1;
-  for (int w = 0; w < it.ledger.num_workers(); ++w) {
-    if (unstarted[w] > 0 && (victim < 0 || projection.finish_s[w] > projection.finish_s[victim])) {
+  for (int w = 0; w < static_cast<int>(unstarted.size()); ++w) {
+    if (unstarted[w] > 0 && projection.finish_s[w] > done_s &&
+        (victim < 0 || projection.finish_s[w] > projection.finish_s[victim])) {
       victim = w;
     }
   }

@@ -10,6 +10,7 @@
 
 #include "ps/session_core.h"
 #include "straggler/task_ledger.h"
+#include "straggler/task_projection.h"
 
 namespace pacer {
 
@@ -24,7 +25,9 @@ namespace pacer {
 //
 // Task transfer: a worker gets its own tasks in order; once it has none left, a task not yet
 // started of the straggler with the latest projected finish (its tasks left over the speed of its
-// last task); once there is none to take, nothing, and it pushes what it computed. Under slack
+// last task); once there is none to take, nothing, and it pushes what it computed. A worker may
+// ask for its next own task ahead (prefetch, so the round trip hides behind its compute), except a
+// straggler, whose tasks stay for the pioneers. Under slack
 // synchronization (S > 0) a pioneer also takes tasks of earlier iterations from workers still in
 // them, so they catch up. Iterations are numbered as GradientSync's clock; an iteration is
 // forgotten once it and every one before it had all their tasks done.
@@ -50,6 +53,7 @@ class TaskAuthority {
     std::optional<straggler::TaskLedger::Grant> grant;
     int64_t grant_clock = 0;  // the iteration of the granted task
     int64_t share = 0;        // the asker's share of the iteration it asked about
+    bool deferred = false;    // a prefetch not granted
   };
 
   void OnRequest(Message&& msg);
@@ -60,10 +64,15 @@ class TaskAuthority {
   // A straggler's task for `pioneer`, in iteration `clock` or (slack synchronization) before.
   std::optional<straggler::TaskLedger::Grant> Steal(int pioneer, int64_t clock,
                                                     int64_t* grant_clock);
-  // The worker to take from in iteration `clock`, or -1: the straggler with the latest projected
-  // finish; with `behind` (an iteration before the pioneer's), whoever of those with tasks left
-  // finishes last, straggler or not.
-  int Victim(int64_t clock, bool behind) const;
+  // The worker `pioneer` takes from in iteration `clock`, or -1: the straggler with the latest
+  // projected finish; with `behind` (an iteration before the pioneer's), whoever of those with
+  // tasks left finishes last, straggler or not. None that the pioneer, at its speed, would make
+  // finish later.
+  int Victim(int64_t clock, bool behind, int pioneer) const;
+  // Every worker's projected finish of iteration `clock` (its tasks left there and before, at the
+  // speed of its last task); `unstarted`, if set, receives each one's tasks not started there,
+  // `now`, if set, the time since the iteration opened.
+  straggler::Projection Project(int64_t clock, std::vector<int64_t>* unstarted, double* now) const;
   // Tasks per second: `worker`'s capacity (over its last tasks), and its current speed (its last
   // task); 0 before it finished one.
   double Capacity(int worker) const;

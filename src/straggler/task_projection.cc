@@ -46,9 +46,12 @@ Projection Project(const std::vector<WorkerProgress>& workers, double now_s,
   return p;
 }
 
-int ChooseVictim(const Projection& projection, const std::vector<int64_t>& unstarted) {
+int ChooseVictim(const Projection& projection, const std::vector<int64_t>& unstarted,
+                 double pioneer_done_s) {
   for (int w : projection.stragglers) {  // latest first
-    if (static_cast<size_t>(w) < unstarted.size() && unstarted[w] > 0) return w;
+    if (static_cast<size_t>(w) < unstarted.size() && unstarted[w] > 0) {
+      return projection.finish_s[w] > pioneer_done_s ? w : -1;
+    }
   }
   return -1;
 }

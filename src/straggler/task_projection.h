@@ -33,8 +33,11 @@ Projection Project(const std::vector<WorkerProgress>& workers, double now_s,
                    const ProjectionOptions& options = {});
 
 // The worker a pioneer takes tasks from: the straggler with the latest projected finish among
-// those with tasks not started (`unstarted`, per worker); -1 when there is none.
-int ChooseVictim(const Projection& projection, const std::vector<int64_t>& unstarted);
+// those with tasks not started (`unstarted`, per worker); -1 when there is none, or when the
+// pioneer would finish one more task (at `pioneer_done_s`, since the iteration began) no sooner
+// than that straggler finishes all of its own: taking it would make the iteration longer.
+int ChooseVictim(const Projection& projection, const std::vector<int64_t>& unstarted,
+                 double pioneer_done_s = 0);
 
 }  // namespace straggler
 }  // namespace pacer

@@ -12,8 +12,8 @@ TaskClient::TaskClient(SessionCore& session) : session_(session), channel_(sessi
   }
 }
 
-TaskClient::Answer TaskClient::Next(int64_t clock, int64_t tasks_per_worker, int64_t task_limit,
-                                    const std::optional<Done>& done) {
+void TaskClient::Send(int64_t clock, int64_t tasks_per_worker, int64_t task_limit,
+                      const std::optional<Done>& done, bool prefetch) {
   Message request;
   request.meta.set_command(proto::TASK);
   request.meta.set_sender(session_.rank());
@@ -22,17 +22,23 @@ TaskClient::Answer TaskClient::Next(int64_t clock, int64_t tasks_per_worker, int
   request.meta.set_clock(clock);
   request.meta.set_tasks_per_worker(tasks_per_worker);
   request.meta.set_task_limit(task_limit);
+  request.meta.set_task_prefetch(prefetch);
   if (done) {
     request.meta.set_task_done(done->id);
     request.meta.set_task_done_clock(done->clock);
     request.meta.set_task_seconds(done->seconds);
   }
+  clock_ = clock;
   session_.transport().Send(0, request, nullptr);
+}
+
+TaskClient::Answer TaskClient::Receive() {
   const proto::Meta answer =
-      channel_.Wait(StrCat("asking the scheduler for a task of iteration ", clock))[0];
+      channel_.Wait(StrCat("asking the scheduler for a task of iteration ", clock_))[0];
   if (!answer.error().empty()) throw Error(answer.error());
   Answer result;
   result.share = answer.task_share();
+  result.deferred = answer.task_deferred();
   if (answer.has_task())
     result.task = Task{answer.task_clock(), answer.task(), answer.task_owner()};
   return result;

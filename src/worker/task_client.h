@@ -21,18 +21,28 @@ class TaskClient {
     double seconds;  // how long it took to compute
   };
   struct Answer {
-    std::optional<Task> task;  // none: nothing left to take
+    std::optional<Task> task;  // none: nothing left to take (or deferred)
     int64_t share = 0;         // this worker's share of the iteration it asked about
+    bool deferred = false;     // a prefetch the authority did not grant: ask again once done
   };
-  // The next task for this worker in iteration `clock`: its own, or a straggler's once its own
-  // are all granted. `tasks_per_worker`: the mean share; `task_limit`: the most one worker gets.
+  // Asks for the next task for this worker in iteration `clock`: its own, or a straggler's once
+  // its own are all granted. `tasks_per_worker`: the mean share; `task_limit`: the most one worker
+  // gets. With `prefetch`, only its own next task, while it computes the one before. One request
+  // at a time: Receive its answer before the next Send.
+  void Send(int64_t clock, int64_t tasks_per_worker, int64_t task_limit,
+            const std::optional<Done>& done, bool prefetch);
   // Throws Error for a refused request, TimeoutError after timeout_s.
+  Answer Receive();
   Answer Next(int64_t clock, int64_t tasks_per_worker, int64_t task_limit,
-              const std::optional<Done>& done);
+              const std::optional<Done>& done) {
+    Send(clock, tasks_per_worker, task_limit, done, false);
+    return Receive();
+  }
 
  private:
   SessionCore& session_;
   ControlChannel channel_;
+  int64_t clock_ = 0;  // of the request in flight
 };
 
 }  // namespace pacer

@@ -20,7 +20,20 @@ TaskSource::TaskSource(SessionCore& session, int64_t tasks_per_worker, int64_t t
   }
 }
 
+TaskSource::~TaskSource() {
+  if (!prefetching_) return;
+  try {
+    client_->Receive();  // the next iteration's first task, which no iteration will compute
+  } catch (const Error&) {
+  }
+}
+
 void TaskSource::Begin(int64_t clock) {
+  // A prefetch for another clock: an iteration left before its tasks were done (after an error).
+  if (prefetching_ && prefetch_clock_ != clock) {
+    prefetching_ = false;
+    client_->Receive();
+  }
   clock_ = clock;
   previous_.reset();
   exhausted_ = false;
@@ -33,13 +46,7 @@ std::optional<Task> TaskSource::Next(double previous_s) {
   if (exhausted_) return std::nullopt;
   std::optional<Task> task;
   if (client_) {
-    std::optional<TaskClient::Done> done;
-    if (previous_) done = TaskClient::Done{previous_->clock, previous_->id, previous_s};
-    const auto start = std::chrono::steady_clock::now();
-    const TaskClient::Answer answer = client_->Next(clock_, tasks_per_worker_, task_limit_, done);
-    wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!previous_) share_ = answer.share;
-    task = answer.task;
+    task = Granted(previous_s);
   } else if (computed_ < tasks_per_worker_) {
     const int me = session_.role_index();
     task = Task{clock_, me * tasks_per_worker_ + computed_, me};
@@ -52,6 +59,33 @@ std::optional<Task> TaskSource::Next(double previous_s) {
   ++computed_;
   if (task->owner != session_.role_index()) ++transferred_;
   return task;
+}
+
+// The task prefetched while the previous one was computed (or, for the first, while the previous
+// iteration synchronized); else (a deferred prefetch) one asked for now. Then the one after is
+// prefetched, reporting the previous one done unless the request now did; after the last, the
+// first of the next iteration.
+std::optional<Task> TaskSource::Granted(double previous_s) {
+  std::optional<TaskClient::Done> done;
+  if (previous_) done = TaskClient::Done{previous_->clock, previous_->id, previous_s};
+  const auto start = std::chrono::steady_clock::now();
+  const bool first = !previous_;
+  TaskClient::Answer answer;
+  if (prefetching_) {
+    prefetching_ = false;
+    answer = client_->Receive();
+    if (first) share_ = answer.share;
+  }
+  if (!answer.task) {
+    answer = client_->Next(clock_, tasks_per_worker_, task_limit_, done);
+    done.reset();
+    if (first) share_ = answer.share;
+  }
+  prefetch_clock_ = answer.task ? clock_ : clock_ + 1;
+  client_->Send(prefetch_clock_, tasks_per_worker_, task_limit_, done, /*prefetch=*/true);
+  prefetching_ = true;
+  wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return answer.task;
 }
 
 }  // namespace pacer

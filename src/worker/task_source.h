@@ -13,11 +13,15 @@ namespace pacer {
 
 // Where GradientSync's tasks come from. Under --sync=epsp:S the scheduler's task authority grants
 // them (a pioneer gets a straggler's; shares follow capacity); otherwise a worker computes its own
-// share, w x tasks_per_worker and on, in order, with no round trips.
+// share, w x tasks_per_worker and on, in order, with no round trips. Under epsp the next task is
+// asked for while the current one is computed, so the round trip hides behind the compute.
 class TaskSource {
  public:
   // `task_limit`: the most tasks one worker gets (its node's limit); 0: twice tasks_per_worker.
   TaskSource(SessionCore& session, int64_t tasks_per_worker, int64_t task_limit);
+  ~TaskSource();
+  TaskSource(const TaskSource&) = delete;
+  TaskSource& operator=(const TaskSource&) = delete;
 
   void Begin(int64_t clock);
   // The next task for this worker in the iteration begun, or none when nothing is left for it.
@@ -32,12 +36,16 @@ class TaskSource {
   double wait_s() const { return wait_s_; }             // waiting for grants
 
  private:
+  std::optional<Task> Granted(double previous_s);
+
   SessionCore& session_;
   const int64_t tasks_per_worker_, task_limit_;
   std::unique_ptr<TaskClient> client_;  // under epsp
   int64_t clock_ = 0;
   std::optional<Task> previous_;
   bool exhausted_ = false;
+  bool prefetching_ = false;  // a request for the next task is in flight
+  int64_t prefetch_clock_ = 0;
   int64_t computed_ = 0, transferred_ = 0, share_ = 0;
   double wait_s_ = 0;
 };

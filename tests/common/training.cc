@@ -92,15 +92,16 @@ int CheckStaleness(const std::vector<double>& starts, const std::vector<double>&
 }
 
 // Each task of each clock was computed once: its counter moved by one task's step, -lr / (workers
-// x tasks per worker) under once-per-iteration rules, -lr / tasks per worker on arrival. Under
-// epsp with a slow worker, tasks moved (`transferred`: every worker's count).
+// x tasks per worker) as in BSP (and EPSP), -lr / tasks per worker in the other on-arrival modes.
+// Under epsp with a slow worker, tasks moved (`transferred`: every worker's count).
 void CheckTasks(Session& session, GradientSync& sync, const TrainingOptions& o,
                 const std::vector<float>& counts, const std::vector<double>& transferred) {
   session.Barrier(kWorkerGroup);  // on-arrival rules: every push applied before the fetch
   sync.Fetch();
   const SyncMode mode = SyncMode::Parse(session.config().sync);
   const int per_clock = session.num_workers() * o.tasks_per_worker;
-  const double step = o.lr / (mode.on_arrival() ? o.tasks_per_worker : per_clock);
+  const bool whole_step = mode.on_arrival() && mode.kind != SyncMode::Kind::kEpsp;
+  const double step = o.lr / (whole_step ? o.tasks_per_worker : per_clock);
   int wrong = 0;
   for (size_t i = 0; i < counts.size() && wrong < 5; ++i) {
     if (std::abs(counts[i] + step) > 1e-4 * step) {
@@ -118,17 +119,6 @@ void CheckTasks(Session& session, GradientSync& sync, const TrainingOptions& o,
   }
 }
 
-// Rows of task `task`: the task_index-th slice of its owner block's minibatch, so a worker's
-// tasks together are its minibatch of the run without tasks.
-std::vector<size_t> TaskRows(size_t samples, int workers, const TrainingOptions& o,
-                             const Task& task) {
-  const int per = o.tasks_per_worker, rows = o.batch / per;
-  const std::vector<size_t> batch =
-      MinibatchRows(samples, workers, static_cast<int>(task.id / per), task.clock, o.batch);
-  const auto first = batch.begin() + (task.id % per) * rows;
-  return std::vector<size_t>(first, first + rows);
-}
-
 // Computes every task this worker gets in the iteration: the mean of their gradients into gw,
 // gb, and into counts_grad a 1 at each task's (clock, id) over the tasks computed.
 void ComputeTasks(GradientSync& sync, const Dataset& data, const SoftmaxRegression& model,
@@ -140,8 +130,10 @@ void ComputeTasks(GradientSync& sync, const Dataset& data, const SoftmaxRegressi
   std::fill(counts_grad.begin(), counts_grad.end(), 0.f);
   int computed = 0;
   while (std::optional<Task> task = sync.NextTask()) {
-    model.Loss(data, TaskRows(data.size(), workers, o, *task), m.w.data(), m.b.data(), tw.data(),
-               tb.data());
+    model.Loss(data,
+               examples::TaskRows(data.size(), workers, o.tasks_per_worker, task->clock, task->id,
+                                  o.batch),
+               m.w.data(), m.b.data(), tw.data(), tb.data());
     for (size_t k = 0; k < gw.size(); ++k) gw[k] += tw[k];
     for (size_t k = 0; k < gb.size(); ++k) gb[k] += tb[k];
     counts_grad[task->clock * workers * o.tasks_per_worker + task->id] += 1;

@@ -50,15 +50,15 @@ class Engine {
 };
 
 TEST(SyncModeTest, ParsesEveryModeAndRejectsNonsense) {
-  for (const char* text :
-       {"bsp", "asp", "ssp:0", "ssp:3", "backup:1", "dynsgd", "consgd", "consgd:0.25"}) {
+  for (const char* text : {"bsp", "asp", "ssp:0", "ssp:3", "backup:1", "dynsgd", "consgd",
+                           "consgd:0.25", "epsp:0", "epsp:2"}) {
     EXPECT_EQ(SyncMode::Parse(text).ToString(), text);
   }
   EXPECT_EQ(SyncMode::Parse("ssp:3").staleness, 3);
   EXPECT_EQ(SyncMode::Parse("backup:2").backups, 2);
   EXPECT_DOUBLE_EQ(SyncMode::Parse("consgd:0.25").scale, 0.25);
-  for (const char* bad :
-       {"", "bs", "ssp", "ssp:", "ssp:-1", "ssp:x", "backup", "bsp:1", "consgd:0", "consgd:-2"}) {
+  for (const char* bad : {"", "bs", "ssp", "ssp:", "ssp:-1", "ssp:x", "backup", "bsp:1", "consgd:0",
+                          "consgd:-2", "epsp", "epsp:-1"}) {
     EXPECT_THROW(SyncMode::Parse(bad), Error) << bad;
   }
   try {
@@ -170,6 +170,44 @@ TEST(SyncEngineTest, SspKeepsTheClockGapWithinTheBound) {
   }
   // Without the bound the same schedule drifts far apart: the measure can fail.
   EXPECT_GT(MaxClockGap("asp", 4, 60, 11), 6);
+}
+
+TEST(SyncEngineTest, SspAndEpspKeepTheSameBound) {
+  for (int s : {0, 2}) {
+    const std::string epsp = "epsp:" + std::to_string(s);
+    EXPECT_EQ(MaxClockGap(epsp, 4, 60, 11 + s), s) << epsp;
+  }
+}
+
+// EPSP(0) is BSP over weighted pushes; a worker whose tasks all went to pioneers pushes weight 0.
+TEST(SyncEngineTest, EpspZeroWaitsForEveryWorkerAndWeighsTheirTasks) {
+  Engine e(3, "epsp:0");
+  e.Init(1, {0});
+  // Tasks per worker 4: worker 0 computed 1 (weight 0.25), worker 1 7, worker 2 none.
+  e.Push(1, 0, 0, {0.25f * 8});
+  e.Push(1, 1, 0, {1.75f * 2});
+  bool served = false;
+  EXPECT_FALSE(e.PullNow(1, 1, &served));
+  e.Push(1, 2, 0, {0.f}, 0);
+  EXPECT_TRUE(served);
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-(2 + 3.5f) / 2}));  // (8 + 7 x 2) / 8 tasks
+  // A clock where every weight is 0 applies nothing, and resolves.
+  for (int w = 0; w < 3; ++w) e.Push(1, w, 1, {5.f}, 0);
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-2.75f}));
+  EXPECT_EQ(e->Status(1).complete, 2);
+}
+
+// EPSP(s > 0) applies each push on arrival as weight x gradient / workers: a clock's pushes add up
+// to BSP's update.
+TEST(SyncEngineTest, EpspSlackAppliesEachPushAsItsShareOfBspsUpdate) {
+  Engine e(2, "epsp:1");
+  e.Init(1, {0});
+  e.Push(1, 0, 0, {1.5f * 2}, 1.5);  // 6 of 4 tasks per worker, gradient 2
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-1.5f}));
+  EXPECT_TRUE(e.PullNow(1, 1));
+  EXPECT_FALSE(e.PullNow(1, 2)) << "worker 1 has pushed nothing: clock 2 is beyond the bound";
+  e.Push(1, 1, 0, {0.5f * 4}, 0.5);
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-2.5f}));  // (6 x 2 + 2 x 4) / 8
 }
 
 TEST(SyncEngineTest, BackupWorkersApplyTheFirstNAndDropTheRest) {

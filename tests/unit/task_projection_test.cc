@@ -32,6 +32,9 @@ TEST(TaskProjectionTest, FinishedWorkersArePioneersAndTheLatestStragglerIsTheVic
   EXPECT_EQ(p.pioneers, (std::vector<int>{0, 1}));
   EXPECT_EQ(p.stragglers, (std::vector<int>{2, 3, 1}));  // latest first; ties keep index order
   EXPECT_EQ(ChooseVictim(p, {0, 2, 0, 1}), 3);
+  // A pioneer that would need until 9 s or more for one task would only make worker 3 later.
+  EXPECT_EQ(ChooseVictim(p, {0, 2, 0, 1}, 8.5), 3);
+  EXPECT_EQ(ChooseVictim(p, {0, 2, 0, 1}, 9), -1);
 }
 
 TEST(TaskProjectionTest, AWorkerWithoutThroughputYetIsProjectedNever) {

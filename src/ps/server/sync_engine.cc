@@ -152,6 +152,10 @@ void SyncEngine::ApplyOnArrival(KeyState& k, const Gradient& g) {
     factor = 1.0 / static_cast<double>(k.version - g.version + 1);
   } else if (k.mode.kind == SyncMode::Kind::kConSgd) {
     factor = k.mode.scale > 0 ? k.mode.scale : 1.0 / num_workers_;
+  } else if (k.mode.kind == SyncMode::Kind::kEpsp) {
+    // A clock's pushes together make BSP's update (the weights sum to num_workers), each applied
+    // as it comes: BSP's statistics without its barrier.
+    factor = 1.0 / num_workers_;
   }
   // The values are weight x the gradient: a push that stands for more of the iteration's samples
   // (a worker that computed more tasks) moves the parameters further.
