@@ -4,7 +4,7 @@ MAKEFLAGS += --no-print-directory
 JOBS ?= $(shell nproc)
 MPIRUN := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe
 
-.PHONY: all deps configure build demo test bench-kv bench-reduce bench-sas format clean
+.PHONY: all deps configure build demo test bench-kv bench-reduce bench-sas bench-falcon format clean
 
 all: build
 
@@ -26,11 +26,15 @@ test: build
 bench-kv: build
 	python3 scripts/bench_kv.py
 
-# --llc_bytes: this VM's sysconf reports the host's 508 MiB L3; bandwidth falls off past 32 MiB.
 bench-sas: build
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 python3 tests/e2e/check_sas.py \
 	  $$(command -v mpirun) $(BUILD)/bin/pacer-scenario --bench
 
+bench-falcon: build
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 python3 tests/e2e/check_falcon.py \
+	  $$(command -v mpirun) $(BUILD)/bin/pacer-scenario --bench --json=$(BUILD)/falcon-bench.json
+
+# --llc_bytes: this VM's sysconf reports the host's 508 MiB L3; bandwidth falls off past 32 MiB.
 bench-reduce: build
 	$(BUILD)/bin/pacer-reduce-bench --sizes=1MB,16MB,64MB,256MB --targets --llc_bytes=33554432 \
 	  --json=$(BUILD)/reduce-bench.json

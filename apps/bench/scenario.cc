@@ -36,6 +36,7 @@
 #include "percentile.h"
 #include "scenario_presets.h"
 #include "softmax_regression.h"
+#include "task_gradients.h"
 
 DEFINE_string(scenario, "S6", "S1..S6 (STRAGGLERS.md section 9)");
 DEFINE_double(link_mb_s, 10, "S3: every worker's link bandwidth in MB/s (worker 0's is a third)");
@@ -80,33 +81,6 @@ struct WorkerLog {
   double blocked_s = 0, total_s = 0, bytes = 0, tasks = 0, tasks_transferred = 0;
 };
 
-// One iteration's tasks: for each, the emulated compute, then its micro-batch's gradient; the
-// mean over the tasks computed into gw, gb (zeros if none).
-void ComputeTasks(pacer::GradientSync& sync, const Dataset& train, const SoftmaxRegression& model,
-                  int workers, const std::vector<float>& w, const std::vector<float>& b,
-                  std::vector<float>& gw, std::vector<float>& gb) {
-  static std::vector<float> tw, tb;
-  tw.resize(gw.size());
-  tb.resize(gb.size());
-  std::fill(gw.begin(), gw.end(), 0.f);
-  std::fill(gb.begin(), gb.end(), 0.f);
-  int computed = 0;
-  while (std::optional<pacer::Task> task = sync.NextTask()) {
-    std::this_thread::sleep_for(
-        std::chrono::duration<double, std::milli>(FLAGS_compute_ms / FLAGS_tasks));
-    model.Loss(train,
-               pacer::examples::TaskRows(train.size(), workers, FLAGS_tasks, task->clock, task->id,
-                                         FLAGS_batch),
-               w.data(), b.data(), tw.data(), tb.data());
-    for (size_t k = 0; k < gw.size(); ++k) gw[k] += tw[k];
-    for (size_t k = 0; k < gb.size(); ++k) gb[k] += tb[k];
-    ++computed;
-  }
-  if (computed == 0) return;
-  for (float& v : gw) v /= static_cast<float>(computed);
-  for (float& v : gb) v /= static_cast<float>(computed);
-}
-
 // Trains; returns this worker's log. Worker 0 also tracks accuracy.
 WorkerLog Train(pacer::Session& session, double* accuracy, double* time_to_target) {
   const Dataset train = pacer::examples::LoadFashionMnist(FLAGS_data, "train");
@@ -131,7 +105,12 @@ WorkerLog Train(pacer::Session& session, double* accuracy, double* time_to_targe
   *time_to_target = -1;
   for (int64_t i = 0; sync.clock() < FLAGS_iters; ++i) {
     sync.BeginIteration(FLAGS_batch);
-    ComputeTasks(sync, train, model, session.num_workers(), w, b, gw, gb);
+    pacer::examples::TaskGradients(
+        sync, train, model, session.num_workers(), FLAGS_tasks, FLAGS_batch, w, b, gw, gb,
+        [](const pacer::Task&) {
+          std::this_thread::sleep_for(
+              std::chrono::duration<double, std::milli>(FLAGS_compute_ms / FLAGS_tasks));
+        });
     sync.PushPull("weights", gw.data(), w.data());
     sync.PushPull("biases", gb.data(), b.data());
     if (ballast_floats > 0) sync.PushPull("ballast", ballast_gradient.data(), ballast.data());

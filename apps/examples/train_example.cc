@@ -7,7 +7,9 @@
 // --switch_to=MODE the scheduler switches the rule after --switch_after_s seconds. Worker 0
 // prints the loss every 10 iterations and the final accuracy; the job fails below
 // --min_accuracy. --compute_ms emulates a larger model's compute time, --inject slows nodes down
-// and --metrics logs every iteration and detection (see the README).
+// and --metrics logs every iteration and detection (see the README). With --tasks=N each
+// minibatch is N micro-batches (GradientSync::NextTask): under --sync=epsp:S the scheduler hands
+// them out, so the others take a slow worker's (Falcon).
 #include <gflags/gflags.h>
 #include <pacer/gradient_sync.h>
 #include <pacer/parameter_server.h>
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "softmax_regression.h"
+#include "task_gradients.h"
 
 DEFINE_int32(iterations, 100, "training iterations");
 DEFINE_int32(batch, 32, "samples per worker and iteration");
@@ -30,11 +33,26 @@ DEFINE_double(min_accuracy, 0.75,
 DEFINE_string(switch_to, "", "a mode the scheduler switches to during training");
 DEFINE_double(switch_after_s, 0.2, "when the scheduler switches");
 DEFINE_double(compute_ms, 0, "emulated compute time per iteration, slept before the gradient");
+DEFINE_int32(tasks, 0, "micro-batches per worker and iteration (0: one minibatch, no tasks)");
 
 namespace {
 
+void EmulateCompute(double ms) {
+  if (ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+}
+
+// The worker's minibatch gradient; returns its loss.
+double MinibatchGradient(const pacer::examples::Dataset& data,
+                         const pacer::examples::SoftmaxRegression& model, pacer::Session& session,
+                         int64_t clock, const std::vector<float>& w, const std::vector<float>& b,
+                         std::vector<float>& w_grad, std::vector<float>& b_grad) {
+  EmulateCompute(FLAGS_compute_ms);
+  auto rows = pacer::examples::MinibatchRows(data.size(), session.num_workers(),
+                                             session.role_index(), clock, FLAGS_batch);
+  return model.Loss(data, rows, w.data(), b.data(), w_grad.data(), b_grad.data());
+}
+
 int Train(pacer::Session& session) {
-  using pacer::examples::MinibatchRows;
   const pacer::examples::Dataset data = pacer::examples::MakeClusters(4096, 16, 4, /*seed=*/7);
   pacer::examples::SoftmaxRegression model(data.features, data.classes);
   std::vector<float> w(model.weights_size()), b(model.biases_size());
@@ -46,17 +64,22 @@ int Train(pacer::Session& session) {
   pacer::GradientSync sync(session);
   sync.Register("weights", w.data(), w.size());
   sync.Register("biases", b.data(), b.size());
+  if (FLAGS_tasks > 0) sync.UseTasks(FLAGS_tasks);
+  int64_t moved = 0;
   for (int i = 0; i < FLAGS_iterations; ++i) {
     sync.BeginIteration(FLAGS_batch);
-    if (FLAGS_compute_ms > 0) {
-      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(FLAGS_compute_ms));
+    double loss = 0;
+    if (FLAGS_tasks > 0) {
+      pacer::examples::TaskGradients(
+          sync, data, model, session.num_workers(), FLAGS_tasks, FLAGS_batch, w, b, w_grad, b_grad,
+          [](const pacer::Task&) { EmulateCompute(FLAGS_compute_ms / FLAGS_tasks); }, &loss);
+    } else {
+      loss = MinibatchGradient(data, model, session, sync.clock(), w, b, w_grad, b_grad);
     }
-    auto rows = MinibatchRows(data.size(), session.num_workers(), session.role_index(),
-                              sync.clock(), FLAGS_batch);
-    double loss = model.Loss(data, rows, w.data(), b.data(), w_grad.data(), b_grad.data());
     sync.PushPull("weights", w_grad.data(), w.data());
     sync.PushPull("biases", b_grad.data(), b.data());
     sync.EndIteration();
+    moved += sync.last_iteration().tasks_transferred;
     if (session.role_index() == 0 && i % 10 == 0) {
       std::printf("iteration %3d  clock %3lld  loss %.4f  compute %.2f ms  wait %.2f ms\n", i,
                   static_cast<long long>(sync.last_iteration().clock), loss,
@@ -64,8 +87,9 @@ int Train(pacer::Session& session) {
     }
   }
   const double accuracy = model.Accuracy(data, w.data(), b.data());
-  std::printf("worker %d: accuracy %.4f after %d iterations (%s)\n", session.role_index(), accuracy,
-              FLAGS_iterations, session.config().sync.c_str());
+  std::printf("worker %d: accuracy %.4f after %d iterations (%s), %lld tasks of others computed\n",
+              session.role_index(), accuracy, FLAGS_iterations, session.config().sync.c_str(),
+              static_cast<long long>(moved));
   return accuracy >= FLAGS_min_accuracy ? 0 : 1;
 }
 

@@ -32,7 +32,8 @@ struct Config {
   std::string reduce_device = "cpu";
   // --reduce_threads: CPU threads of one sum or step; 0 = one per core.
   int reduce_threads = 0;
-  // --sync: how servers combine gradients (SyncMode): bsp, asp, ssp:S, backup:B, dynsgd, consgd.
+  // --sync: how servers combine gradients (SyncMode): bsp, asp, ssp:S, backup:B, dynsgd, consgd,
+  // epsp:S.
   std::string sync = "bsp";
   // --optimizer: the servers' update rule (sgd:lr=..,momentum=..,nesterov,wd=.. or adam/adamw).
   std::string optimizer = "sgd:lr=0.01";

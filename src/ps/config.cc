@@ -58,8 +58,9 @@ DEFINE_string(reduce_device, pacer::EnvString("PACER_REDUCE_DEVICE", "cpu"),
 DEFINE_int32(reduce_threads, pacer::EnvInt("PACER_REDUCE_THREADS", pacer::kDefaults.reduce_threads),
              "CPU threads of one sum or optimizer step; 0 = one per core");
 
-DEFINE_string(sync, pacer::EnvString("PACER_SYNC", "bsp"),
-              "synchronization mode: bsp, asp, ssp:S, backup:B, dynsgd, consgd or consgd:C");
+DEFINE_string(
+    sync, pacer::EnvString("PACER_SYNC", "bsp"),
+    "synchronization mode: bsp, asp, ssp:S, backup:B, dynsgd, consgd, consgd:C or epsp:S");
 DEFINE_string(optimizer, pacer::EnvString("PACER_OPTIMIZER", "sgd:lr=0.01"),
               "servers' update rule: sgd:lr=L,momentum=M,nesterov,wd=W or adam|adamw:lr=L,...");
 DEFINE_int64(

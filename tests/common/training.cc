@@ -14,6 +14,7 @@
 #include "pacer/parameter_server.h"
 #include "pacer/sync_control.h"
 #include "softmax_regression.h"
+#include "task_gradients.h"
 
 namespace pacer {
 namespace testing {
@@ -119,33 +120,23 @@ void CheckTasks(Session& session, GradientSync& sync, const TrainingOptions& o,
   }
 }
 
-// Computes every task this worker gets in the iteration: the mean of their gradients into gw,
-// gb, and into counts_grad a 1 at each task's (clock, id) over the tasks computed.
+// Computes every task this worker gets in the iteration (the slow worker sleeping for each):
+// the mean of their gradients into gw, gb, and into counts_grad a 1 at each task's (clock, id)
+// over the tasks computed.
 void ComputeTasks(GradientSync& sync, const Dataset& data, const SoftmaxRegression& model,
                   const TrainingOptions& o, int workers, bool slow, Model& m,
                   std::vector<float>& gw, std::vector<float>& gb, std::vector<float>& counts_grad) {
-  std::vector<float> tw(gw.size()), tb(gb.size());
-  std::fill(gw.begin(), gw.end(), 0.f);
-  std::fill(gb.begin(), gb.end(), 0.f);
   std::fill(counts_grad.begin(), counts_grad.end(), 0.f);
-  int computed = 0;
-  while (std::optional<Task> task = sync.NextTask()) {
-    model.Loss(data,
-               examples::TaskRows(data.size(), workers, o.tasks_per_worker, task->clock, task->id,
-                                  o.batch),
-               m.w.data(), m.b.data(), tw.data(), tb.data());
-    for (size_t k = 0; k < gw.size(); ++k) gw[k] += tw[k];
-    for (size_t k = 0; k < gb.size(); ++k) gb[k] += tb[k];
-    counts_grad[task->clock * workers * o.tasks_per_worker + task->id] += 1;
-    ++computed;
-    if (slow)
-      std::this_thread::sleep_for(std::chrono::microseconds(o.slow_ms * 1000 / o.tasks_per_worker));
-  }
-  if (computed == 0) return;
-  const float mean = 1.f / static_cast<float>(computed);
-  for (float& v : gw) v *= mean;
-  for (float& v : gb) v *= mean;
-  for (float& v : counts_grad) v *= mean;
+  const int computed = examples::TaskGradients(
+      sync, data, model, workers, o.tasks_per_worker, o.batch, m.w, m.b, gw, gb,
+      [&](const Task& task) {
+        counts_grad[task.clock * workers * o.tasks_per_worker + task.id] += 1;
+        if (slow) {
+          std::this_thread::sleep_for(
+              std::chrono::microseconds(o.slow_ms * 1000 / o.tasks_per_worker));
+        }
+      });
+  for (float& v : counts_grad) v /= static_cast<float>(std::max(computed, 1));
 }
 
 void Train(Session& session, const TrainingOptions& o, const WorkerGather& gather) {
