@@ -20,29 +20,21 @@ epsp:0 within 3% of bsp. It prints each policy's time to the target accuracy and
 shorter EPSP's is.
 """
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
-COMMON = ["--servers", "2", "--compute-ms=30", "--tasks=8", "--eval-every=5"]
+from scenario_runs import run_summary
+
+COMMON = ["--compute-ms=30", "--tasks=8", "--eval-every=5"]
 TARGET_ACC = 0.75
 TEST_ITERS, BENCH_ITERS = 30, 200
 STRAGGLING = ["bsp", "epsp:0", "epsp:2", "backup:1", "ssp:2", "dynsgd", "consgd"]
 
 
 def run(mpirun, harness, scenario, policy, iters, tmp):
-    path = os.path.join(tmp, f"{scenario}-{policy}.json".replace(":", "_"))
-    command = [mpirun, "--oversubscribe", "-np", "7", harness, f"--scenario={scenario}",
-               f"--policy={policy}", f"--iters={iters}", f"--target-acc={TARGET_ACC}",
-               f"--json={path}"] + COMMON
-    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    if result.returncode != 0:
-        print(result.stdout[-2000:], result.stderr[-3000:])
-        sys.exit(f"{scenario} {policy} failed with {result.returncode}")
-    with open(path) as f:
-        summary = json.load(f)
+    summary = run_summary(mpirun, harness, scenario, policy, tmp,
+                          [f"--iters={iters}", f"--target-acc={TARGET_ACC}"] + COMMON)
     print(f"{scenario} {policy:8s} mean {summary['iter_mean_ms']:7.2f} ms  blocked "
           f"{summary['blocked_frac']:.3f}  tasks {summary['tasks_per_iter']}  moved "
           f"{summary['tasks_moved']:.0f}  accuracy {summary['accuracy']:.4f}  to {TARGET_ACC} "

@@ -8,27 +8,18 @@ With 4 workers and 2 servers, emulated compute t0:
 - S6 (no straggler): no baseline's median iteration is more than 5% above BSP's.
 t0 is BSP's median iteration in S6, measured in the same run.
 """
-import json
-import os
-import subprocess
 import sys
 import tempfile
+
+from scenario_runs import run_summary
 
 COMPUTE_MS, ITERS = 30, 40
 BASELINES = ["asp", "ssp:2", "backup:1", "dynsgd", "consgd"]
 
 
 def run(mpirun, harness, scenario, policy, tmp):
-    path = os.path.join(tmp, f"{scenario}-{policy}.json".replace(":", "_"))
-    command = [mpirun, "--oversubscribe", "-np", "7", harness, "--servers", "2",
-               f"--scenario={scenario}", f"--policy={policy}", f"--iters={ITERS}",
-               f"--compute-ms={COMPUTE_MS}", f"--json={path}"]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    if result.returncode != 0:
-        print(result.stdout[-2000:], result.stderr[-2000:])
-        sys.exit(f"{scenario} {policy} failed with {result.returncode}")
-    with open(path) as f:
-        summary = json.load(f)
+    summary = run_summary(mpirun, harness, scenario, policy, tmp,
+                          [f"--iters={ITERS}", f"--compute-ms={COMPUTE_MS}"], timeout=300)
     print(f"{scenario} {policy:9s} p50 {summary['iter_p50_ms']:7.2f} ms  p99 "
           f"{summary['iter_p99_ms']:7.2f} ms  blocked {summary['blocked_frac']:.3f}")
     return summary
