@@ -11,6 +11,9 @@ packages=(
   libgoogle-glog-dev libgflags-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist zlib1g-dev python3-matplotlib
+  libtorch-dev libopenblas0-openmp  # the ResNet and BERT apps (OpenBLAS: 20x faster products)
+  fortunes                          # BERT's English text
+  slurm-wlm munge                   # the batch-submission test
 )
 
 missing=()

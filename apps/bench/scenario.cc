@@ -33,10 +33,12 @@
 #include <vector>
 
 #include "fashion_mnist.h"
+#include "flag_names.h"
 #include "percentile.h"
 #include "scenario_presets.h"
 #include "softmax_regression.h"
 #include "task_gradients.h"
+#include "worker_gather.h"
 
 DEFINE_string(scenario, "S6", "S1..S6 (STRAGGLERS.md section 9)");
 DEFINE_double(link_mb_s, 10, "S3: every worker's link bandwidth in MB/s (worker 0's is a third)");
@@ -64,17 +66,6 @@ namespace {
 
 using pacer::examples::Dataset;
 using pacer::examples::SoftmaxRegression;
-
-// The flags as the issue spells them (--compute-ms) and as gflags wants them (--compute_ms).
-void UnderscoreFlagNames(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    char* arg = argv[i];
-    if (arg[0] != '-' || arg[1] != '-') continue;
-    for (char* c = arg + 2; *c && *c != '='; ++c) {
-      if (*c == '-') *c = '_';
-    }
-  }
-}
 
 struct WorkerLog {
   std::vector<double> iteration_s;
@@ -140,19 +131,11 @@ void Summarize(pacer::Session& session, const WorkerLog& mine, MPI_Comm workers,
                double time_to_target) {
   // Every worker's iteration times, and its blocked, total and bytes, at worker 0.
   const int n = session.num_workers();
-  int count = static_cast<int>(mine.iteration_s.size());
-  std::vector<int> counts(n);
-  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, workers);
-  std::vector<int> offsets(n, 0);
-  for (int i = 1; i < n; ++i) offsets[i] = offsets[i - 1] + counts[i - 1];
-  std::vector<double> all(offsets.back() + counts.back());
-  MPI_Gatherv(mine.iteration_s.data(), count, MPI_DOUBLE, all.data(), counts.data(), offsets.data(),
-              MPI_DOUBLE, 0, workers);
-  double totals[4] = {mine.blocked_s, mine.total_s, mine.bytes, mine.tasks_transferred}, sums[4];
-  MPI_Reduce(totals, sums, 4, MPI_DOUBLE, MPI_SUM, 0, workers);
-  const double tasks_per_iteration = mine.tasks / std::max<size_t>(1, mine.iteration_s.size());
-  std::vector<double> tasks(n);
-  MPI_Gather(&tasks_per_iteration, 1, MPI_DOUBLE, tasks.data(), 1, MPI_DOUBLE, 0, workers);
+  const std::vector<double> all = pacer::bench::GatherAll(workers, mine.iteration_s);
+  const std::vector<double> sums = pacer::bench::SumAtRoot(
+      workers, {mine.blocked_s, mine.total_s, mine.bytes, mine.tasks_transferred});
+  const std::vector<double> tasks =
+      pacer::bench::GatherAll(workers, {mine.tasks / std::max<size_t>(1, mine.iteration_s.size())});
   if (session.role_index() != 0) return;
   const double wall = mine.total_s;
   const double mean =
@@ -186,7 +169,7 @@ void Summarize(pacer::Session& session, const WorkerLog& mine, MPI_Comm workers,
 }
 
 int Run(int argc, char** argv) {
-  UnderscoreFlagNames(argc, argv);
+  pacer::bench::UnderscoreFlagNames(argc, argv);
   // The model is 31 KB: in 8 KB keys its load spreads over the servers (S4 slows one of them).
   if (std::getenv("PACER_PARTITION_BYTES") == nullptr) {
     gflags::SetCommandLineOptionWithMode("partition_bytes", "8192", gflags::SET_FLAGS_DEFAULT);

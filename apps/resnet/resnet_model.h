@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace pacer {
+namespace apps {
+
+// A ResNet for 28 x 28 grey images (Fashion-MNIST), in libtorch behind this torch-free interface
+// (each file that includes torch costs about 20 s to compile).
+//   arch "small": a 3 x 3 stem, then three stages of basic blocks (width, 2 x width, 4 x width;
+//     (depth - 2) / 6 blocks each, as CIFAR's ResNet-20 family), average pooling, a linear layer;
+//   arch "resnet50": ResNet-50's layers (7 x 7 stem, bottlenecks 3-4-6-3, widths 64 to 2048).
+struct ResNetOptions {
+  std::string arch = "small";
+  int depth = 8;
+  int width = 16;
+  int classes = 10;
+  int threads = 1;  // torch's intra-op threads
+  unsigned seed = 0;
+};
+
+class ResNet {
+ public:
+  explicit ResNet(const ResNetOptions& options);  // throws std::invalid_argument for bad options
+  ~ResNet();
+  ResNet(const ResNet&) = delete;
+  ResNet& operator=(const ResNet&) = delete;
+
+  // The trainable tensors, in a fixed order: their values and gradients, each contiguous and at a
+  // fixed address for the model's life (GradientSync registers them).
+  struct Parameter {
+    std::string name;
+    float* values;
+    float* grad;
+    size_t count;
+  };
+  const std::vector<Parameter>& parameters() const { return parameters_; }
+
+  void ZeroGrad();
+  void ScaleGrad(float factor);
+  // Adds the gradient of the mean cross-entropy over `n` images (n x 784 floats in [0, 1]) to the
+  // gradients; returns that mean loss. Training mode: batch norm uses the batch's statistics and
+  // updates its running ones.
+  double Backward(const float* images, const int* labels, int n);
+  // The fraction classified right, in evaluation mode (running statistics).
+  double Accuracy(const float* images, const int* labels, int n);
+
+ private:
+  struct Net;
+  std::unique_ptr<Net> net_;
+  std::vector<Parameter> parameters_;
+};
+
+}  // namespace apps
+}  // namespace pacer
