@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <stdexcept>
+#include <string>
 
 namespace pacer {
 namespace examples {
@@ -92,6 +94,10 @@ std::vector<size_t> MinibatchRows(size_t samples, int workers, int worker, int64
 
 std::vector<size_t> TaskRows(size_t samples, int workers, int tasks_per_worker, int64_t iteration,
                              int64_t task, int batch) {
+  if (tasks_per_worker <= 0 || batch % tasks_per_worker != 0) {
+    throw std::invalid_argument("a batch of " + std::to_string(batch) + " is not " +
+                                std::to_string(tasks_per_worker) + " equal tasks");
+  }
   const int rows = batch / tasks_per_worker;
   const std::vector<size_t> minibatch =
       MinibatchRows(samples, workers, static_cast<int>(task / tasks_per_worker), iteration, batch);

@@ -100,9 +100,9 @@ class GradientSync {
   // Waits for every PushPull of the iteration and advances the clock.
   void EndIteration();
 
-  // Splits every iteration into tasks: tasks_per_worker per worker on average, at most
-  // task_limit for one worker (its node's limit; 0: twice tasks_per_worker). Before the first
-  // iteration.
+  // Splits every iteration into tasks: tasks_per_worker per worker on average, and a share of at
+  // most task_limit for one worker (its node's limit; 0: twice tasks_per_worker; tasks taken from
+  // stragglers come on top). Before the first iteration; one GradientSync per job.
   void UseTasks(int64_t tasks_per_worker, int64_t task_limit = 0);
   // The next task to compute in this iteration, or none once nothing is left for this worker;
   // calling it again reports the previous task done. Call it until it returns none, before the

@@ -21,7 +21,8 @@ class SyncControl {
   SyncControl& operator=(const SyncControl&) = delete;
 
   // Returns T, the first clock in `mode`, once every server has agreed to it (workers keep
-  // training meanwhile). Throws Error if a server rejects the mode, TimeoutError after timeout_s.
+  // training meanwhile). Throws Error if a server rejects the mode or it switches to or from
+  // epsp (chosen at start), TimeoutError after timeout_s.
   int64_t Switch(const SyncMode& mode);
 
   struct State;

@@ -17,8 +17,8 @@ struct SyncMode {
     kConSgd,  // on arrival, scaled by a constant
     // Falcon's EPSP: the rule of bsp (staleness 0, enforced synchronization) or of ssp:S (slack
     // synchronization; each push applied on arrival, scaled by 1 / num_workers so a clock's
-    // pushes add up to BSP's update), with workers' tasks granted by the scheduler, so pioneers
-    // take stragglers' tasks (GradientSync::NextTask).
+    // pushes add up to BSP's update, exactly so under plain SGD), with workers' tasks granted by
+    // the scheduler, so pioneers take stragglers' tasks (GradientSync::NextTask).
     kEpsp,
   };
   Kind kind = Kind::kBsp;

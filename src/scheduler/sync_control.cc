@@ -59,6 +59,13 @@ int64_t SyncControl::Switch(const SyncMode& mode) {
   const std::string name = mode.ToString();
   SyncMode::Parse(name);  // the servers will parse it the same way
   const int workers = state_->session.num_workers();
+  // Workers take tasks from the scheduler or not by the job's --sync, chosen once at start.
+  const bool epsp_now =
+      SyncMode::Parse(state_->session.config().sync).kind == SyncMode::Kind::kEpsp;
+  if ((mode.kind == SyncMode::Kind::kEpsp) != epsp_now) {
+    throw Error(StrCat("cannot switch to ", name, " from --sync=", state_->session.config().sync,
+                       ": epsp is chosen at the start of a job, not switched to or from"));
+  }
   if (mode.kind == SyncMode::Kind::kBackup && mode.backups >= workers) {
     throw Error(StrCat("cannot switch to ", name, ": ", mode.backups,
                        " backup workers leave none of the ", workers, " workers to wait for"));

@@ -24,6 +24,7 @@ int EpspStaleness(const Config& config) {
 TaskAuthority::TaskAuthority(SessionCore& session)
     : session_(session),
       staleness_(EpspStaleness(session.config())),
+      asked_(session.num_workers(), 0),
       task_seconds_(session.num_workers()) {
   session_.SetTaskSink([this](Message&& msg) { OnRequest(std::move(msg)); });
 }
@@ -40,7 +41,7 @@ void TaskAuthority::OnRequest(Message&& msg) {
     }
     std::lock_guard<std::mutex> lock(mu_);
     answer = Serve(worker, request);
-  } catch (const std::invalid_argument& e) {
+  } catch (const std::exception& e) {  // a bad request, or one too large to hold
     session_.RejectRequest(request, e.what());
     return;
   }
@@ -56,17 +57,28 @@ void TaskAuthority::OnRequest(Message&& msg) {
 }
 
 TaskAuthority::Answer TaskAuthority::Serve(int worker, const proto::Meta& request) {
-  if (request.clock() < 0) {
-    throw std::invalid_argument(
-        StrCat("worker ", worker, " asked for tasks of iteration ", request.clock()));
-  }
-  if (request.tasks_per_worker() <= 0 || request.task_limit() < request.tasks_per_worker()) {
+  // A worker is at most S + 1 clocks past the last complete iteration, and asks one ahead.
+  const int64_t latest = complete_below_ + staleness_ + 2;
+  if (request.clock() < 0 || request.clock() > latest) {
     throw std::invalid_argument(StrCat("worker ", worker, " asked for tasks of iteration ",
-                                       request.clock(), " with ", request.tasks_per_worker(),
-                                       " tasks per worker and a limit of ", request.task_limit(),
-                                       " (the limit must be at least the tasks per worker)"));
+                                       request.clock(), "; iterations ", complete_below_, " to ",
+                                       latest, " can be asked for now"));
+  }
+  if (request.tasks_per_worker() <= 0 || request.tasks_per_worker() > kMaxTasksPerWorker ||
+      request.task_limit() < request.tasks_per_worker()) {
+    throw std::invalid_argument(StrCat(
+        "worker ", worker, " asked for tasks of iteration ", request.clock(), " with ",
+        request.tasks_per_worker(), " tasks per worker and a limit of ", request.task_limit(),
+        " (expected 1 to ", kMaxTasksPerWorker, " tasks and a limit of at least as many)"));
+  }
+  if (app_id_ < 0) app_id_ = request.app_id();
+  if (request.app_id() != app_id_) {
+    throw std::invalid_argument(StrCat(
+        "worker ", worker, "'s GradientSync of app ", request.app_id(),
+        " asked for tasks; the GradientSync of app ", app_id_, " uses them (one per job can)"));
   }
   if (request.has_task_done()) RecordDone(worker, request);
+  Forget(worker, request.clock());
   Answer answer;
   if (request.clock() >= complete_below_) {  // else pioneers did all its tasks, and the rest
     Iteration& it = Open(worker, request);
@@ -92,6 +104,20 @@ TaskAuthority::Answer TaskAuthority::Serve(int worker, const proto::Meta& reques
   return answer;
 }
 
+// A worker asks for clock c once every task it was granted before c is reported (the report of
+// its last one travels with the request that finds none left) and every task of its own is
+// granted. So once every worker asked for c, the iterations before c - 1 are complete but for
+// grants no worker will report: a prefetched task dropped when an iteration failed. Forgetting
+// them keeps the authority's memory bounded.
+void TaskAuthority::Forget(int worker, int64_t clock) {
+  asked_[worker] = std::max(asked_[worker], clock);
+  const int64_t below = *std::min_element(asked_.begin(), asked_.end()) - 1;
+  while (!iterations_.empty() && iterations_.begin()->first < below) {
+    iterations_.erase(iterations_.begin());
+  }
+  complete_below_ = std::max(complete_below_, below);
+}
+
 void TaskAuthority::RecordDone(int worker, const proto::Meta& request) {
   auto it = iterations_.find(request.task_done_clock());
   if (it == iterations_.end()) {
@@ -99,7 +125,7 @@ void TaskAuthority::RecordDone(int worker, const proto::Meta& request) {
                                        " of iteration ", request.task_done_clock(),
                                        ", which has no tasks running"));
   }
-  if (!(request.task_seconds() >= 0) || std::isinf(request.task_seconds())) {
+  if (!(request.task_seconds() >= 0) || !std::isfinite(request.task_seconds())) {
     throw std::invalid_argument(StrCat("worker ", worker, " reported task ", request.task_done(),
                                        " took ", request.task_seconds(), " s"));
   }
@@ -190,13 +216,13 @@ double TaskAuthority::Capacity(int worker) const {
   std::vector<double> durations(task_seconds_[worker].begin(), task_seconds_[worker].end());
   if (durations.empty()) return 0;
   std::nth_element(durations.begin(), durations.begin() + durations.size() / 2, durations.end());
-  const double median = durations[durations.size() / 2];
-  return median > 0 ? 1 / median : 0;
+  // A report of 0 s (or of 1e-320) must not make the capacity infinite.
+  return 1 / std::max(durations[durations.size() / 2], 1e-9);
 }
 
 double TaskAuthority::Speed(int worker) const {
   const std::deque<double>& durations = task_seconds_[worker];
-  return durations.empty() || durations.back() <= 0 ? 0 : 1 / durations.back();
+  return durations.empty() ? 0 : 1 / std::max(durations.back(), 1e-9);
 }
 
 }  // namespace pacer

@@ -20,7 +20,7 @@ namespace pacer {
 //
 // Elastic parallelism: when the first worker asks for an iteration, the authority shares its
 // tasks (workers x tasks per worker) in proportion to each worker's capacity, the inverse of the
-// median of its last task durations (3 iterations' worth, so a one-off slow iteration does not
+// median of its last 3 x tasks_per_worker task durations (so a one-off slow iteration does not
 // shift the shares), within one task and the node's limit per worker.
 //
 // Task transfer: a worker gets its own tasks in order; once it has none left, a task not yet
@@ -78,11 +78,18 @@ class TaskAuthority {
   double Capacity(int worker) const;
   double Speed(int worker) const;
 
+  // Records that `worker` asked for `clock`; forgets the iterations every worker is done with.
+  void Forget(int worker, int64_t clock);
+
+  static constexpr int64_t kMaxTasksPerWorker = 1 << 16;
+
   SessionCore& session_;
   const int staleness_;  // the job's EPSP bound
+  int app_id_ = -1;      // the GradientSync using tasks: the first to ask
   std::mutex mu_;
   std::map<int64_t, Iteration> iterations_;
   int64_t complete_below_ = 0;  // every iteration before it had all its tasks done
+  std::vector<int64_t> asked_;  // per worker: the latest clock it asked for
   std::vector<std::deque<double>> task_seconds_;  // per worker: its last tasks' durations
 };
 

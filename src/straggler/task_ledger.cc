@@ -27,7 +27,6 @@ TaskLedger::TaskLedger(std::vector<std::vector<int64_t>> owned) {
     o.back = o.tasks.size();
     owned_.push_back(std::move(o));
   }
-  finished_.assign(owned_.size(), 0);
   running_.assign(owned_.size(), 0);
 }
 
@@ -89,7 +88,6 @@ void TaskLedger::Done(int worker, int64_t task) {
   t.done = true;
   ++done_;
   --running_[worker];
-  ++finished_[worker];
 }
 
 int64_t TaskLedger::Unstarted(int worker) const {

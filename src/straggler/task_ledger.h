@@ -48,8 +48,7 @@ class TaskLedger {
     CheckWorker(worker, "worker");
     return static_cast<int64_t>(owned_[worker].tasks.size());
   }
-  // Tasks granted to `worker` (its own or transferred): finished, and not finished yet.
-  int64_t Finished(int worker) const { return finished_.at(worker); }
+  // Tasks granted to `worker` (its own or transferred) and not finished yet.
   int64_t Running(int worker) const { return running_.at(worker); }
   int64_t done() const { return done_; }
   bool Complete() const { return done_ == num_tasks(); }
@@ -70,8 +69,8 @@ class TaskLedger {
   Grant GrantTask(int64_t id, int worker);
 
   std::vector<Owned> owned_;
-  std::vector<Task> tasks_;                  // by id
-  std::vector<int64_t> finished_, running_;  // by the worker granted them
+  std::vector<Task> tasks_;       // by id
+  std::vector<int64_t> running_;  // by the worker granted them
   int64_t done_ = 0;
 };
 

@@ -10,7 +10,7 @@ namespace straggler {
 // measured task throughput and the tasks it has left, when it will finish the iteration; who is
 // a pioneer (ahead of the median) and who a straggler (behind the earliest by more than delta).
 struct WorkerProgress {
-  int64_t remaining = 0;  // tasks of its own not finished yet (running or not started)
+  int64_t remaining = 0;  // tasks it has yet to finish (running or not started, its own or taken)
   double throughput = 0;  // tasks per second, measured; 0: none finished yet
   double finished_s = 0;  // when it finished its tasks (remaining == 0), since the iteration began
 };

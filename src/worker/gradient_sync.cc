@@ -30,6 +30,7 @@ class GradientSync::Impl {
  public:
   Impl(Session& session, int app_id)
       : session_(session),
+        app_id_(app_id),
         kv_(session, app_id, sizeof(float)),
         layout_(static_cast<size_t>(std::max<int64_t>(session.config().partition_bytes, 4)) /
                 sizeof(float)),
@@ -55,7 +56,7 @@ class GradientSync::Impl {
   void EndIteration();
   void UseTasks(int64_t tasks_per_worker, int64_t task_limit) {
     if (broadcast_done_) throw Error("UseTasks after the first iteration");
-    tasks_ = std::make_unique<TaskSource>(session_.core(), tasks_per_worker, task_limit);
+    tasks_ = std::make_unique<TaskSource>(session_.core(), app_id_, tasks_per_worker, task_limit);
   }
   std::optional<Task> NextTask();
 
@@ -83,6 +84,7 @@ class GradientSync::Impl {
   void Report(const IterationStats& stats);
 
   Session& session_;
+  const int app_id_;
   detail::KVClientCore kv_;
   TensorLayout layout_;
   std::vector<float*> registered_;
@@ -96,7 +98,6 @@ class GradientSync::Impl {
   int64_t iterations_ = 0;
   int64_t clock_ = 0;
   double weight_ = 1;
-  double iteration_weight_ = 1;  // weight_, or the tasks computed over tasks_per_worker
   std::unique_ptr<TaskSource> tasks_;
   SteadyClock::time_point begin_, last_push_;
   SteadyClock::time_point compute_mark_;  // where the compute not yet slowed down began
@@ -185,7 +186,6 @@ void GradientSync::Impl::StartPushing(const std::string& name) {
   const double weight =
       static_cast<double>(tasks_->computed()) / static_cast<double>(tasks_->tasks_per_worker());
   requests_.set_weight(weight);
-  iteration_weight_ = weight;
 }
 
 void GradientSync::Impl::Report(const IterationStats& stats) {
@@ -210,7 +210,6 @@ void GradientSync::Impl::BeginIteration(int batch_size) {
   in_iteration_ = true;
   std::fill(pushed_.begin(), pushed_.end(), false);
   requests_.StartIteration(clock_, weight_);
-  iteration_weight_ = weight_;
   if (tasks_) tasks_->Begin(clock_);
   current_ = IterationStats();
   current_.iteration = iterations_;
@@ -249,11 +248,11 @@ int GradientSync::Impl::PushPull(const std::string& name, const float* grad, flo
       s.send = s.send_stage.data();
       s.member_params[m] = param + member.tensor_offset;
     }
-    if (iteration_weight_ != 1 || layout_unit.members.size() > 1) {  // stage, scaled
+    if (requests_.weight() != 1 || layout_unit.members.size() > 1) {  // stage, scaled
       float* out = s.send_stage.data() + member.unit_offset;
       const ConstArray in{g, DType::kF32};
       session_.reducer().Sum(Span<const ConstArray>(&in, 1), {out, DType::kF32}, member.count,
-                             static_cast<float>(iteration_weight_));
+                             static_cast<float>(requests_.weight()));
       s.send = s.send_stage.data();
     }
     if (++s.pushed_members == static_cast<int>(layout_unit.members.size())) {

@@ -53,6 +53,7 @@ class KeyRequests {
   void StartIteration(int64_t clock, double weight);
   // Changes the weight of this iteration's pushes not yet sent.
   void set_weight(double weight) { weight_ = weight; }
+  double weight() const { return weight_; }
   const Traffic& traffic() const { return traffic_; }
 
   // Queues unit u's push and pull (all its members' gradients are staged or in place).

@@ -5,7 +5,8 @@
 
 namespace pacer {
 
-TaskClient::TaskClient(SessionCore& session) : session_(session), channel_(session) {
+TaskClient::TaskClient(SessionCore& session, int app_id)
+    : session_(session), app_id_(app_id), channel_(session) {
   if (session.role() != Role::kWorker) {
     throw Error(StrCat("rank ", session.rank(), " is a ", RoleName(session.role()),
                        ": only workers ask for tasks"));
@@ -20,6 +21,7 @@ void TaskClient::Send(int64_t clock, int64_t tasks_per_worker, int64_t task_limi
   request.meta.set_client_id(channel_.client_id());
   request.meta.set_request_id(channel_.Begin(1));
   request.meta.set_clock(clock);
+  request.meta.set_app_id(app_id_);
   request.meta.set_tasks_per_worker(tasks_per_worker);
   request.meta.set_task_limit(task_limit);
   request.meta.set_task_prefetch(prefetch);

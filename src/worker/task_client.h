@@ -13,7 +13,8 @@ namespace pacer {
 // section 4): one round trip per task, reporting the last one done and getting the next.
 class TaskClient {
  public:
-  explicit TaskClient(SessionCore& session);  // on a worker
+  // On a worker; `app_id`: the GradientSync's, whose tasks these are.
+  explicit TaskClient(SessionCore& session, int app_id = 0);
 
   struct Done {
     int64_t clock;
@@ -41,6 +42,7 @@ class TaskClient {
 
  private:
   SessionCore& session_;
+  const int app_id_;
   ControlChannel channel_;
   int64_t clock_ = 0;  // of the request in flight
 };

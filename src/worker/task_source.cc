@@ -6,7 +6,8 @@
 
 namespace pacer {
 
-TaskSource::TaskSource(SessionCore& session, int64_t tasks_per_worker, int64_t task_limit)
+TaskSource::TaskSource(SessionCore& session, int app_id, int64_t tasks_per_worker,
+                       int64_t task_limit)
     : session_(session),
       tasks_per_worker_(tasks_per_worker),
       task_limit_(task_limit == 0 ? 2 * tasks_per_worker : task_limit) {
@@ -16,24 +17,15 @@ TaskSource::TaskSource(SessionCore& session, int64_t tasks_per_worker, int64_t t
                        "many (0: twice as many)"));
   }
   if (SyncMode::Parse(session.config().sync).kind == SyncMode::Kind::kEpsp) {
-    client_ = std::make_unique<TaskClient>(session);
-  }
-}
-
-TaskSource::~TaskSource() {
-  if (!prefetching_) return;
-  try {
-    client_->Receive();  // the next iteration's first task, which no iteration will compute
-  } catch (const Error&) {
+    client_ = std::make_unique<TaskClient>(session, app_id);
   }
 }
 
 void TaskSource::Begin(int64_t clock) {
   // A prefetch for another clock: an iteration left before its tasks were done (after an error).
-  if (prefetching_ && prefetch_clock_ != clock) {
-    prefetching_ = false;
-    client_->Receive();
-  }
+  // Its answer is dropped (the channel ignores late answers); the authority forgets a task it
+  // granted once every worker is past it.
+  if (prefetching_ && prefetch_clock_ != clock) prefetching_ = false;
   clock_ = clock;
   previous_.reset();
   exhausted_ = false;
@@ -81,9 +73,13 @@ std::optional<Task> TaskSource::Granted(double previous_s) {
     done.reset();
     if (first) share_ = answer.share;
   }
-  prefetch_clock_ = answer.task ? clock_ : clock_ + 1;
-  client_->Send(prefetch_clock_, tasks_per_worker_, task_limit_, done, /*prefetch=*/true);
-  prefetching_ = true;
+  // A pioneer with a straggler's task asks again once done: a prefetch would be deferred.
+  const bool own = answer.task && answer.task->owner == session_.role_index();
+  if (own || !answer.task) {
+    prefetch_clock_ = own ? clock_ : clock_ + 1;
+    client_->Send(prefetch_clock_, tasks_per_worker_, task_limit_, done, /*prefetch=*/true);
+    prefetching_ = true;
+  }
   wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return answer.task;
 }

@@ -18,10 +18,7 @@ namespace pacer {
 class TaskSource {
  public:
   // `task_limit`: the most tasks one worker gets (its node's limit); 0: twice tasks_per_worker.
-  TaskSource(SessionCore& session, int64_t tasks_per_worker, int64_t task_limit);
-  ~TaskSource();
-  TaskSource(const TaskSource&) = delete;
-  TaskSource& operator=(const TaskSource&) = delete;
+  TaskSource(SessionCore& session, int app_id, int64_t tasks_per_worker, int64_t task_limit);
 
   void Begin(int64_t clock);
   // The next task for this worker in the iteration begun, or none when nothing is left for it.

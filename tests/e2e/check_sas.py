@@ -20,9 +20,10 @@ than one iteration.
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
+
+from scenario_runs import run_harness
 
 WINDOW_START_S, WINDOW_LENGTH_S = 18.0, 12.0
 WINDOW_END_S = WINDOW_START_S + WINDOW_LENGTH_S
@@ -35,12 +36,8 @@ WARMUP_ITERS = 5
 def run(mpirun, harness, scenario, policy, tmp):
     metrics = os.path.join(tmp, f"{scenario}-{policy}.jsonl")
     summary = os.path.join(tmp, f"{scenario}-{policy}.json")
-    command = [mpirun, "--oversubscribe", "-np", "7", harness, f"--scenario={scenario}",
-               f"--policy={policy}", f"--metrics={metrics}", f"--json={summary}"] + COMMON
-    result = subprocess.run(command, capture_output=True, text=True, timeout=400)
-    if result.returncode != 0:
-        print(result.stdout[-2000:], result.stderr[-3000:])
-        sys.exit(f"{scenario} {policy} failed with {result.returncode}")
+    run_harness(mpirun, harness, scenario, policy,
+                [f"--metrics={metrics}", f"--json={summary}"] + COMMON, timeout=400)
     with open(metrics) as f:
         records = [json.loads(line) for line in f]
     starts = sorted((r["iter"], r["t_start_s"]) for r in records

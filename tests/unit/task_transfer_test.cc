@@ -115,6 +115,24 @@ TEST(TaskTransferTest, BadReportsAreRefusedNamingThemAndTheIterationGoesOn) {
               "worker 0 counts 4 tasks per worker (limit 1000) in iteration 0, the first to ask "
               "counted 3 (limit 1000)");
       refused(std::nullopt, 0, "worker 0 asked for tasks of iteration 0 with 0 tasks per worker");
+      refused(std::nullopt, 1 << 20, "with 1048576 tasks per worker");
+      try {
+        client.Next(3, kPerWorker, kLimit, std::nullopt);
+        ADD_FAILURE() << "a task of iteration 3 was granted while none is complete";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("iterations 0 to 2 can be asked for now"),
+                  std::string::npos)
+            << e.what();
+      }
+      try {
+        TaskClient(session.core(), /*app_id=*/1).Next(0, kPerWorker, kLimit, std::nullopt);
+        ADD_FAILURE() << "a second app's tasks were granted";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("GradientSync of app 1 asked for tasks; the "
+                                             "GradientSync of app 0 uses them"),
+                  std::string::npos)
+            << e.what();
+      }
       // Its first task is still its own to finish.
       computed += 1;
       const TaskClient::Done done{0, first.task->id, 0.001};
