@@ -4,7 +4,7 @@ MAKEFLAGS += --no-print-directory
 JOBS ?= $(shell nproc)
 MPIRUN := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe
 
-.PHONY: all deps configure build demo test bench-kv bench-reduce bench-sas bench-falcon format clean
+.PHONY: all deps configure build demo test bench-kv bench-reduce bench-sas bench-falcon bench-synthetic format clean
 
 all: build
 
@@ -18,7 +18,10 @@ build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	$(MPIRUN) -np 6 $(BUILD)/bin/pacer-train-example --servers 2 --sync=ssp:2
+	OMP_NUM_THREADS=1 $(MPIRUN) -np 6 $(BUILD)/bin/pacer-resnet --servers 1 --scenario=S1 \
+	  --policy=epsp:0 --tasks=4 --epochs=1 --progress=bar \
+	  --metrics=$(BUILD)/demo-metrics.jsonl --json=$(BUILD)/demo.json
+	$(BUILD)/bin/pacer-report $(BUILD)/demo-metrics.jsonl -o $(BUILD)/demo-report.png
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure --timeout 600
@@ -29,6 +32,9 @@ bench-kv: build
 bench-sas: build
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 python3 tests/e2e/check_sas.py \
 	  $$(command -v mpirun) $(BUILD)/bin/pacer-scenario --bench
+
+bench-synthetic: build
+	python3 scripts/bench_synthetic.py $(BUILD)/bin --json=$(BUILD)/synthetic-bench.json
 
 bench-falcon: build
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 python3 tests/e2e/check_falcon.py \

@@ -4,14 +4,27 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 
 namespace pacer {
 namespace bench {
 
-Progress::Progress(bool enabled, int64_t total_iterations, int64_t iterations_per_epoch,
-                   double samples_per_iteration, const std::string& unit)
+namespace {
+
+bool Bar(const std::string& mode) {
+  if (mode == "bar") return true;
+  if (mode == "lines") return false;
+  if (mode == "auto") return isatty(STDOUT_FILENO);
+  throw std::invalid_argument("--progress=" + mode + ": expected auto, bar or lines");
+}
+
+}  // namespace
+
+Progress::Progress(bool enabled, const std::string& mode, int64_t total_iterations,
+                   int64_t iterations_per_epoch, double samples_per_iteration,
+                   const std::string& unit)
     : enabled_(enabled),
-      terminal_(enabled && isatty(STDOUT_FILENO)),
+      terminal_(Bar(mode) && enabled),
       total_(std::max<int64_t>(1, total_iterations)),
       per_epoch_(std::max<int64_t>(1, iterations_per_epoch)),
       samples_(samples_per_iteration),
@@ -52,11 +65,11 @@ std::string Summary::Json() const {
   std::snprintf(json, sizeof(json),
                 "{\"model\":\"%s\",\"workers\":%d,\"servers\":%d,\"epochs\":%.3f,\"iters\":%lld,"
                 "\"accuracy\":%.4f,\"loss\":%.4f,\"time_to_target_s\":%s,\"iter_p50_ms\":%.3f,"
-                "\"iter_p99_ms\":%.3f,\"bytes\":%.0f}",
+                "\"iter_p99_ms\":%.3f,\"bytes\":%.0f,\"samples_per_s\":%.1f}",
                 model.c_str(), workers, servers, epochs, static_cast<long long>(iterations),
                 accuracy, loss,
                 time_to_target_s < 0 ? "null" : std::to_string(time_to_target_s).c_str(),
-                iter_p50_ms, iter_p99_ms, bytes);
+                iter_p50_ms, iter_p99_ms, bytes, samples_per_s);
   return json;
 }
 
@@ -66,11 +79,11 @@ std::string Summary::Text(double target_accuracy) const {
       text, sizeof(text),
       "%s: %d workers, %d servers, %.2f epochs (%lld iterations)\n"
       "  accuracy %.4f, loss %.4f; time to %.2f accuracy: %s\n"
-      "  iteration p50 %.2f ms, p99 %.2f ms; %.1f MB moved\n",
+      "  iteration p50 %.2f ms, p99 %.2f ms (%.1f samples/s); %.1f MB moved\n",
       model.c_str(), workers, servers, epochs, static_cast<long long>(iterations), accuracy, loss,
       target_accuracy,
       time_to_target_s < 0 ? "not reached" : (std::to_string(time_to_target_s) + " s").c_str(),
-      iter_p50_ms, iter_p99_ms, bytes / 1e6);
+      iter_p50_ms, iter_p99_ms, samples_per_s, bytes / 1e6);
   return text;
 }
 
