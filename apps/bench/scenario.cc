@@ -17,7 +17,6 @@
 #include <gflags/gflags.h>
 #include <mpi.h>
 #include <pacer/gradient_sync.h>
-#include <pacer/parameter_server.h>
 #include <pacer/session.h>
 
 #include <algorithm>
@@ -32,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "app_roles.h"
 #include "fashion_mnist.h"
 #include "flag_names.h"
 #include "percentile.h"
@@ -189,31 +189,16 @@ int Run(int argc, char** argv) {
     config.inject.push_back("server:*:rate=" + std::to_string(FLAGS_server_mb_s) + "MB/s");
   }
   pacer::Session session(config);
-  MPI_Comm workers;
-  MPI_Comm_split(MPI_COMM_WORLD, session.is_worker() ? 0 : MPI_UNDEFINED, session.rank(), &workers);
-  if (session.is_server()) {
-    pacer::ParameterServer server(session);
-    session.Finalize();
-  } else if (session.is_worker()) {
+  return pacer::bench::RunRoles(session, [&](MPI_Comm workers) {
     double accuracy = 0, time_to_target = -1;
     WorkerLog log = Train(session, &accuracy, &time_to_target);
     Summarize(session, log, workers, accuracy, time_to_target);
-    MPI_Comm_free(&workers);
-    session.Finalize();
-  } else {
-    session.Finalize();
-  }
-  MPI_Finalize();  // this program initialized MPI, so the session leaves it
-  return 0;
+    return 0;
+  });
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return Run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "pacer-scenario: %s\n", e.what());
-    return 2;
-  }
+  return pacer::bench::GuardedMain("pacer-scenario", Run, argc, argv);
 }

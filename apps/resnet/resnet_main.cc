@@ -12,7 +12,6 @@
 #include <gflags/gflags.h>
 #include <mpi.h>
 #include <pacer/gradient_sync.h>
-#include <pacer/parameter_server.h>
 #include <pacer/session.h>
 
 #include <algorithm>
@@ -25,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "app_roles.h"
 #include "fashion_mnist.h"
 #include "flag_names.h"
 #include "percentile.h"
@@ -101,13 +101,18 @@ double ComputeGradient(pacer::GradientSync& sync, pacer::apps::ResNet& model, co
   return computed > 0 ? loss / computed : 0;
 }
 
-// --synthetic: the model's tensors travel, its math is a sleep.
-WorkerLog TrainSynthetic(pacer::Session& session, int64_t total) {
+pacer::apps::ResNetOptions ModelOptions() {
   pacer::apps::ResNetOptions options;
   options.arch = FLAGS_arch;
   options.depth = FLAGS_depth;
   options.width = FLAGS_width;
-  pacer::apps::ResNet model(options);
+  options.threads = FLAGS_threads;
+  return options;
+}
+
+// --synthetic: the model's tensors travel, its math is a sleep.
+WorkerLog TrainSynthetic(pacer::Session& session, int64_t total) {
+  pacer::apps::ResNet model(ModelOptions());
   pacer::GradientSync sync(session);
   for (const auto& p : model.parameters()) sync.Register(p.name, p.values, p.count);
   pacer::bench::Progress progress(session.role_index() == 0, FLAGS_progress, total, total,
@@ -133,12 +138,7 @@ WorkerLog Train(pacer::Session& session) {
   const bool evaluator = session.role_index() == 0;
   const Dataset test =
       evaluator ? pacer::examples::LoadFashionMnist(FLAGS_data, "t10k") : Dataset();
-  pacer::apps::ResNetOptions options;
-  options.arch = FLAGS_arch;
-  options.depth = FLAGS_depth;
-  options.width = FLAGS_width;
-  options.threads = FLAGS_threads;
-  pacer::apps::ResNet model(options);
+  pacer::apps::ResNet model(ModelOptions());
   pacer::GradientSync sync(session);
   for (const auto& p : model.parameters()) sync.Register(p.name, p.values, p.count);
   if (FLAGS_tasks > 0) sync.UseTasks(FLAGS_tasks);
@@ -237,33 +237,16 @@ int Run(int argc, char** argv) {
                                 " must divide --batch=" + std::to_string(FLAGS_batch));
   }
   pacer::Session session(config);
-  int status = 0;
-  MPI_Comm workers;
-  MPI_Comm_split(MPI_COMM_WORLD, session.is_worker() ? 0 : MPI_UNDEFINED, session.rank(), &workers);
-  if (session.is_server()) {
-    pacer::ParameterServer server(session);
-    session.Finalize();
-  } else if (session.is_worker()) {
+  return pacer::bench::RunRoles(session, [&](MPI_Comm workers) {
     const WorkerLog log = FLAGS_synthetic
                               ? TrainSynthetic(session, FLAGS_max_iters > 0 ? FLAGS_max_iters : 20)
                               : Train(session);
-    if (!Summarize(session, log, workers, 60000)) status = 1;
-    MPI_Comm_free(&workers);
-    session.Finalize();
-  } else {
-    session.Finalize();
-  }
-  MPI_Finalize();
-  return status;
+    return Summarize(session, log, workers, 60000) ? 0 : 1;
+  });
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return Run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "pacer-resnet: %s\n", e.what());
-    return 2;
-  }
+  return pacer::bench::GuardedMain("pacer-resnet", Run, argc, argv);
 }

@@ -171,7 +171,12 @@ void KeyRequests::WaitUnit(int u) {
     s.pulling = false;
     s.done = true;
   }
-  if (s.pulling) FinishPull(u);
+  if (!s.pulling) return;
+  // Every push is acknowledged without waiting for other workers; the pull may wait for them.
+  // Collecting the acknowledgements first times the pushes (IterationStats::push_s) by their
+  // acknowledgement, not by when a blocked pull let this worker notice it.
+  while (pushes_inflight_ > 0) ReleasePushes(true);
+  FinishPull(u);
 }
 
 }  // namespace pacer
