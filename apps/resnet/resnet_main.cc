@@ -77,7 +77,13 @@ Batch Gather(const Dataset& data, const std::vector<size_t>& rows) {
 struct WorkerLog {
   std::vector<double> iteration_s;
   double bytes = 0, loss = 0, accuracy = 0, time_to_target_s = -1;
+  double epochs = 0;  // passes over the training set (none in --synthetic)
   int64_t iterations = 0;
+
+  void Record(const pacer::IterationStats& s) {
+    iteration_s.push_back(s.total_s);
+    bytes += static_cast<double>(s.bytes_out + s.bytes_in);
+  }
 };
 
 // One iteration's gradient: the mean over the minibatch, or over the tasks this worker got.
@@ -116,16 +122,14 @@ WorkerLog TrainSynthetic(pacer::Session& session, int64_t total) {
   pacer::GradientSync sync(session);
   for (const auto& p : model.parameters()) sync.Register(p.name, p.values, p.count);
   pacer::bench::Progress progress(session.role_index() == 0, FLAGS_progress, total, total,
-                                  double{FLAGS_batch} * session.num_workers(), "img");
+                                  static_cast<double>(FLAGS_batch) * session.num_workers(), "img");
   WorkerLog log;
   while (sync.clock() < total) {
     sync.BeginIteration(FLAGS_batch);
     std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(FLAGS_compute_ms));
     for (const auto& p : model.parameters()) sync.PushPull(p.name, p.grad, p.values);
     sync.EndIteration();
-    const pacer::IterationStats& s = sync.last_iteration();
-    log.iteration_s.push_back(s.total_s);
-    log.bytes += static_cast<double>(s.bytes_out + s.bytes_in);
+    log.Record(sync.last_iteration());
     progress.Update(sync.clock() - 1, 0, -1);
   }
   progress.Finish();
@@ -150,7 +154,7 @@ WorkerLog Train(pacer::Session& session) {
   if (FLAGS_max_iters > 0) total = std::min(total, FLAGS_max_iters);
   const int64_t eval_every = FLAGS_eval_every > 0 ? FLAGS_eval_every : per_epoch;
   pacer::bench::Progress progress(evaluator, FLAGS_progress, total, per_epoch,
-                                  double{FLAGS_batch} * workers, "img");
+                                  static_cast<double>(FLAGS_batch) * workers, "img");
   WorkerLog log;
   double accuracy = -1;
   const auto start = std::chrono::steady_clock::now();
@@ -166,14 +170,13 @@ WorkerLog Train(pacer::Session& session) {
     log.loss = ComputeGradient(sync, model, train, workers, me);
     for (const auto& p : model.parameters()) sync.PushPull(p.name, p.grad, p.values);
     sync.EndIteration();
-    const pacer::IterationStats& s = sync.last_iteration();
-    log.iteration_s.push_back(s.total_s);
-    log.bytes += static_cast<double>(s.bytes_out + s.bytes_in);
+    log.Record(sync.last_iteration());
     const int64_t done = sync.clock();
     if (evaluator && done % eval_every == 0 && done != total) check();  // the last: below
     progress.Update(done - 1, log.loss, accuracy);
   }
   log.iterations = sync.clock();
+  log.epochs = static_cast<double>(log.iterations) / static_cast<double>(per_epoch);
   // Asynchronous modes leave workers with different parameters: once all are done, the last ones.
   session.Barrier(pacer::kWorkerGroup);
   sync.Fetch();
@@ -187,8 +190,7 @@ WorkerLog Train(pacer::Session& session) {
 }
 
 // Returns whether the final accuracy reached --min-acc (on worker 0; true elsewhere).
-bool Summarize(pacer::Session& session, const WorkerLog& mine, MPI_Comm workers,
-               int64_t per_epoch_images) {
+bool Summarize(pacer::Session& session, const WorkerLog& mine, MPI_Comm workers) {
   const std::vector<double> all = pacer::bench::GatherAll(workers, mine.iteration_s);
   const std::vector<double> bytes = pacer::bench::SumAtRoot(workers, {mine.bytes});
   if (session.role_index() != 0) return true;
@@ -197,7 +199,7 @@ bool Summarize(pacer::Session& session, const WorkerLog& mine, MPI_Comm workers,
   s.workers = session.num_workers();
   s.servers = session.num_servers();
   s.iterations = mine.iterations;
-  s.epochs = static_cast<double>(mine.iterations) * FLAGS_batch * s.workers / per_epoch_images;
+  s.epochs = mine.epochs;
   s.accuracy = mine.accuracy;
   s.loss = mine.loss;
   s.time_to_target_s = mine.time_to_target_s;
@@ -241,7 +243,7 @@ int Run(int argc, char** argv) {
     const WorkerLog log = FLAGS_synthetic
                               ? TrainSynthetic(session, FLAGS_max_iters > 0 ? FLAGS_max_iters : 20)
                               : Train(session);
-    return Summarize(session, log, workers, 60000) ? 0 : 1;
+    return Summarize(session, log, workers) ? 0 : 1;
   });
 }
 
