@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "model_parameter.h"
+
 namespace pacer {
 namespace apps {
 
@@ -29,14 +31,7 @@ class ResNet {
   ResNet(const ResNet&) = delete;
   ResNet& operator=(const ResNet&) = delete;
 
-  // The trainable tensors, in a fixed order: their values and gradients, each contiguous and at a
-  // fixed address for the model's life (GradientSync registers them).
-  struct Parameter {
-    std::string name;
-    float* values;
-    float* grad;
-    size_t count;
-  };
+  // The trainable tensors, in a fixed order.
   const std::vector<Parameter>& parameters() const { return parameters_; }
 
   void ZeroGrad();

@@ -85,6 +85,19 @@ class GradientSync {
   // the next iteration, until the current clock is complete.
   void Fetch();
 
+  // Checkpoints: the servers' state (parameters and optimizer state) and the clock, in one file.
+  // Between iterations, on every worker together: each waits for the others to finish their
+  // iteration, worker 0 writes `path`, then all go on (under any --sync). State that lives on the
+  // workers (batch-norm statistics, data order) is the application's to save beside it. Throws
+  // Error naming the path if the file cannot be written (on worker 0, once the others go on).
+  void Checkpoint(const std::string& path);
+  // Resumes a job from a checkpoint instead of starting from worker 0's values: on every worker,
+  // after registering the tensors and before the first iteration; only worker 0 reads `path`. The
+  // servers take up the saved state; every worker receives the parameters, and clock() is the
+  // saved clock. Throws Error naming the path and what differs for a file of other tensors or
+  // another optimizer. The task authority and the job's --sync start afresh from that clock.
+  void Resume(const std::string& path);
+
   // Pushes `grad` (the tensor's count floats) and receives the updated parameters into `param`
   // (count floats, usually the registered ones) when the rule lets the next iteration start.
   // Asynchronous: both must stay valid, `grad` unchanged, until the returned handle is waited for.

@@ -159,9 +159,12 @@ void Monitor::Detect(int64_t iteration) {
 void Monitor::Decide(int64_t iteration, const straggler::Detection& d, const char* action) {
   const bool server = d.kind == straggler::Detection::Kind::kServer;
   const int rank = server ? 1 + d.index : WorkerRank(d.index);
-  LOG(INFO) << "iteration " << iteration << ": " << action << " "
-            << (server ? "server " : "worker ") << d.index << " (rank " << rank << ") as a "
-            << straggler::KindName(d.kind) << " straggler, " << d.ratio << "x";
+  // Predictions come and go with every iteration's noise: the log keeps measured stragglers (the
+  // --metrics file keeps every decision).
+  LOG_IF(INFO, d.kind != straggler::Detection::Kind::kPredicted || VLOG_IS_ON(1))
+      << "iteration " << iteration << ": " << action << " " << (server ? "server " : "worker ")
+      << d.index << " (rank " << rank << ") as a " << straggler::KindName(d.kind) << " straggler, "
+      << d.ratio << "x";
   if (!metrics_.is_open()) return;
   metrics_ << Format(
       "{\"type\":\"decision\",\"iter\":%lld,\"t_s\":%.6f,\"policy\":\"detector\","

@@ -57,6 +57,12 @@ void TaskAuthority::OnRequest(Message&& msg) {
 }
 
 TaskAuthority::Answer TaskAuthority::Serve(int worker, const proto::Meta& request) {
+  // A job resumed from a checkpoint (GradientSync::Resume) starts at its clock, not at 0.
+  if (!started_ && request.clock() >= 0) {
+    started_ = true;
+    complete_below_ = request.clock();
+    std::fill(asked_.begin(), asked_.end(), request.clock());
+  }
   // A worker is at most S + 1 clocks past the last complete iteration, and asks one ahead.
   const int64_t latest = complete_below_ + staleness_ + 2;
   if (request.clock() < 0 || request.clock() > latest) {

@@ -89,6 +89,7 @@ class TaskAuthority {
   std::mutex mu_;
   std::map<int64_t, Iteration> iterations_;
   int64_t complete_below_ = 0;  // every iteration before it had all its tasks done
+  bool started_ = false;        // the first request sets the first clock
   std::vector<int64_t> asked_;  // per worker: the latest clock it asked for
   std::vector<std::deque<double>> task_seconds_;  // per worker: its last tasks' durations
 };

@@ -9,8 +9,10 @@
 
 #include "pacer/detail/kv_client_core.h"
 #include "pacer/error.h"
+#include "ps/server/optimizer.h"
 #include "ps/session_core.h"
 #include "ps/str_cat.h"
+#include "worker/checkpoint_file.h"
 #include "worker/key_requests.h"
 #include "worker/task_source.h"
 #include "worker/tensor_layout.h"
@@ -47,6 +49,8 @@ class GradientSync::Impl {
 
   void Broadcast();
   void Fetch();
+  void Checkpoint(const std::string& path);
+  void Resume(const std::string& path);
   int PushPull(const std::string& name, const float* grad, float* param, int priority);
   void Wait(int handle);
   void WaitAll() {
@@ -76,6 +80,10 @@ class GradientSync::Impl {
   };
 
   const TensorLayout::Unit& unit(int u) const { return layout_.units()[u]; }
+  // Before the first request: every unit's staging.
+  void PrepareRequests();
+  // Worker 0's part of Resume: the servers install the file's records.
+  void RestoreServers(const std::string& path);
   // --inject=worker:N:compute=Mx: the compute since the last mark takes M times as long.
   void InjectComputeSlowdown();
   // The first PushPull of an iteration: with tasks, every one done, and the weight they make.
@@ -104,11 +112,15 @@ class GradientSync::Impl {
   IterationStats current_, last_;
 };
 
-void GradientSync::Impl::Broadcast() {
-  if (broadcast_done_) return;
+void GradientSync::Impl::PrepareRequests() {
   if (layout_.units().empty()) throw Error("no tensor was registered before the first iteration");
   requests_.Prepare();
   pushed_.assign(layout_.tensors().size(), false);
+}
+
+void GradientSync::Impl::Broadcast() {
+  if (broadcast_done_) return;
+  PrepareRequests();
   for (size_t u = 0; u < requests_.size(); ++u) {
     KeyRequests::KeyState& s = requests_.state(static_cast<int>(u));
     for (const TensorLayout::Member& member : unit(static_cast<int>(u)).members) {
@@ -127,6 +139,126 @@ void GradientSync::Impl::Fetch() {
   if (in_iteration_) throw Error(StrCat("Fetch inside iteration ", clock_));
   Broadcast();
   PullEverything(detail::Operation::kPull, clock_, "fetching the parameters");
+}
+
+void GradientSync::Impl::Checkpoint(const std::string& path) {
+  if (in_iteration_) throw Error(StrCat("Checkpoint inside iteration ", clock_));
+  Broadcast();
+  session_.Barrier(kWorkerGroup);  // no worker has pushed clock_, every one pushed the ones before
+  std::string error;
+  if (session_.role_index() == 0) {
+    CheckpointFile file;
+    file.clock = clock_;
+    file.optimizer = session_.config().optimizer;
+    for (const TensorLayout::Tensor& t : layout_.tensors())
+      file.tensors.emplace_back(t.name, t.count);
+    std::vector<Key> keys;
+    for (const TensorLayout::Unit& u : layout_.units()) keys.push_back(u.key);
+    std::vector<uint8_t> bytes;
+    std::vector<int32_t> lens;
+    detail::Request request{detail::Operation::kPull,
+                            Buffer(keys.data(), keys.size() * sizeof(Key)),
+                            {},
+                            {},
+                            {},
+                            nullptr,
+                            0,
+                            {}};
+    request.sync.clock = clock_;
+    request.sync.state = true;
+    request.destination.values = [&](size_t n) {
+      bytes.resize(n);
+      return bytes.data();
+    };
+    request.destination.lengths = [&](size_t n) {
+      lens.resize(n);
+      return lens.data();
+    };
+    try {
+      kv_.Wait(kv_.Submit(std::move(request)));
+      size_t offset = 0;
+      for (size_t i = 0; i < keys.size(); ++i) {
+        const size_t n = static_cast<size_t>(lens[i]) * sizeof(float);
+        file.records.emplace_back(
+            keys[i], std::vector<uint8_t>(bytes.begin() + offset, bytes.begin() + offset + n));
+        offset += n;
+      }
+      file.Write(path);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  }
+  session_.Barrier(kWorkerGroup);  // the state is saved before anyone pushes clock_
+  if (!error.empty()) throw Error(StrCat("checkpoint at clock ", clock_, ": ", error));
+}
+
+void GradientSync::Impl::RestoreServers(const std::string& path) {
+  const CheckpointFile file = CheckpointFile::Read(path);
+  const std::vector<TensorLayout::Tensor>& tensors = layout_.tensors();
+  for (size_t t = 0; t < std::max(tensors.size(), file.tensors.size()); ++t) {
+    const std::string saved = t < file.tensors.size() ? StrCat("'", file.tensors[t].first, "' of ",
+                                                               file.tensors[t].second, " values")
+                                                      : "nothing";
+    const std::string registered =
+        t < tensors.size() ? StrCat("'", tensors[t].name, "' of ", tensors[t].count, " values")
+                           : "nothing";
+    if (saved != registered) {
+      throw Error(StrCat("checkpoint ", path, " holds ", saved, " as tensor ", t,
+                         "; this job registered ", registered));
+    }
+  }
+  if (OptimizerSpec::Parse(file.optimizer).kind !=
+      OptimizerSpec::Parse(session_.config().optimizer).kind) {
+    throw Error(StrCat("checkpoint ", path, " holds the state of --optimizer=", file.optimizer,
+                       "; this job runs --optimizer=", session_.config().optimizer));
+  }
+  std::vector<Key> keys;
+  std::vector<int32_t> lens;
+  std::vector<uint8_t> bytes;
+  for (size_t u = 0; u < file.records.size(); ++u) {
+    const auto& [key, record] = file.records[u];
+    if (u >= layout_.units().size() || key != unit(static_cast<int>(u)).key ||
+        record.size() % sizeof(float) != 0) {
+      throw Error(StrCat("checkpoint ", path, ": record ", u, " is of key ", key, " (",
+                         record.size(), " bytes); this job's tensors make ", layout_.units().size(),
+                         " keys (another --partition_bytes?)"));
+    }
+    keys.push_back(key);
+    lens.push_back(static_cast<int32_t>(record.size() / sizeof(float)));
+    bytes.insert(bytes.end(), record.begin(), record.end());
+  }
+  if (keys.size() != layout_.units().size()) {
+    throw Error(StrCat("checkpoint ", path, " holds ", keys.size(),
+                       " keys; this job's tensors make ", layout_.units().size(),
+                       " (another --partition_bytes?)"));
+  }
+  detail::Request request{detail::Operation::kPush,
+                          Buffer::FromVector(std::move(keys)),
+                          Buffer::FromVector(std::move(bytes)),
+                          Buffer::FromVector(std::move(lens)),
+                          {},
+                          nullptr,
+                          0,
+                          {}};
+  request.sync.clock = file.clock;
+  request.sync.init = true;
+  request.sync.state = true;
+  kv_.Wait(kv_.Submit(std::move(request)));
+}
+
+void GradientSync::Impl::Resume(const std::string& path) {
+  if (broadcast_done_) throw Error(StrCat("Resume from ", path, " after the first iteration"));
+  PrepareRequests();
+  if (session_.role_index() == 0) RestoreServers(path);
+  // Pulls wait for a key's values: the others' too, until worker 0's records are in.
+  PullEverything(detail::Operation::kPull, 0, "resuming from a checkpoint");
+  int64_t clock = -1;
+  for (size_t u = 0; u < requests_.size(); ++u) {
+    const int64_t complete = requests_.state(static_cast<int>(u)).answer->complete_clock;
+    clock = clock < 0 ? complete : std::min(clock, complete);
+  }
+  clock_ = std::max<int64_t>(0, clock);
+  broadcast_done_ = true;
 }
 
 // One request per key into the staging buffers, then each member's values into its registered
@@ -357,6 +489,8 @@ void GradientSync::Register(const std::string& name, float* param, size_t count)
 }
 void GradientSync::Broadcast() { impl_->Broadcast(); }
 void GradientSync::Fetch() { impl_->Fetch(); }
+void GradientSync::Checkpoint(const std::string& path) { impl_->Checkpoint(path); }
+void GradientSync::Resume(const std::string& path) { impl_->Resume(path); }
 int GradientSync::PushPull(const std::string& name, const float* grad, float* param, int priority) {
   return impl_->PushPull(name, grad, param, priority);
 }

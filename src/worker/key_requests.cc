@@ -45,7 +45,7 @@ int KeyRequests::Send(int u, detail::Operation op, int64_t clock, bool init, boo
   const size_t bytes = unit(u).count * sizeof(float);
   detail::Request request{op, Buffer(&layout_.units()[u].key, sizeof(Key)), {}, {}, {}, nullptr, 0,
                           {}};
-  request.sync = {clock, s.version, weight_, init, after_own_push, nullptr};
+  request.sync = {clock, s.version, weight_, init, after_own_push, false, nullptr};
   if (op != detail::Operation::kPull) {
     request.values = Buffer(s.send, bytes);
     traffic_.bytes_out += static_cast<int64_t>(bytes);

@@ -212,6 +212,7 @@ KVClientCore::State::Cut KVClientCore::State::CutParts(int ts, Pending& p, Opera
     meta.set_weight(request.sync.weight);
     meta.set_init(request.sync.init && push);
     meta.set_after_own_push(request.sync.after_own_push);
+    meta.set_state(request.sync.state);
     meta.set_epoch(table->epoch());
     if (slice.size() == n) {
       msg.keys = request.keys;

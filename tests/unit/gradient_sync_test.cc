@@ -63,7 +63,9 @@ void TrainInProcess(const testing::TrainingCase& c, int servers, int workers) {
   });
   // The model's weights lie on 4 keys (64-byte partitions), the biases and counter on one; the
   // task counters take many more.
-  if (c.options.tasks_per_worker == 0) EXPECT_EQ(owners.size(), 5u);
+  if (c.options.tasks_per_worker == 0) {
+    EXPECT_EQ(owners.size(), 5u);
+  }
   for (const auto& [key, held_by] : owners) {
     EXPECT_EQ(held_by.size(), 1u) << "key " << key << " is held by " << held_by.size()
                                   << " servers";

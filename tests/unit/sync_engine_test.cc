@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "pacer/error.h"
@@ -268,6 +269,58 @@ TEST(SyncEngineTest, OptimizerStateLivesPerKey) {
   e.Push(2, 0, 0, {1});  // another key's momentum starts at 0
   EXPECT_EQ(e.Values(1), (std::vector<float>{-2.5f}));
   EXPECT_EQ(e.Values(2), (std::vector<float>{-1}));
+}
+
+TEST(SyncEngineTest, ACheckpointResumesValuesMomentumAndClock) {
+  const std::string sgd = "sgd:lr=1,momentum=0.5";
+  Engine a(2, "bsp", sgd), b(2, "bsp", sgd);
+  a.Init(1, {0, 10});
+  for (int64_t clock = 0; clock < 2; ++clock) {
+    a.Push(1, 0, clock, {1, 2});
+    a.Push(1, 1, clock, {3, 2});  // mean {2, 2}: m = {2, 2}, then {3, 3}; w = {-5, 5}
+  }
+  b->Resume(1, a->Checkpoint(1));
+  EXPECT_EQ(b.Values(1), (std::vector<float>{-5, 5}));
+  EXPECT_EQ(b->Status(1).version, 2);
+  EXPECT_EQ(b->Status(1).complete, 2);
+  EXPECT_TRUE(b.PullNow(1, 2));
+  EXPECT_THROW(b.Push(1, 0, 1, {1, 1}), Error);  // clock 1 is done
+  for (Engine* e : {&a, &b}) {
+    e->Push(1, 0, 2, {2, 0});
+    e->Push(1, 1, 2, {2, 0});  // m = {1.5 + 2, 1.5}: w = {-8.5, 3.5} with the momentum kept
+  }
+  EXPECT_EQ(b.Values(1), (std::vector<float>{-8.5f, 3.5f}));
+  EXPECT_EQ(b.Values(1), a.Values(1));
+}
+
+TEST(SyncEngineTest, ACheckpointNeedsEveryWorkerBetweenIterations) {
+  Engine e(2, "bsp");
+  e.Init(1, {0});
+  e.Push(1, 0, 0, {1});
+  try {
+    e->Checkpoint(1);
+    FAIL() << "a checkpoint with worker 0's clock 0 in a partial sum";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("key 1 in the middle of an iteration"),
+              std::string::npos)
+        << err.what();
+    EXPECT_NE(std::string(err.what()).find("worker 0 pushed clock 0"), std::string::npos);
+  }
+  EXPECT_THROW(e->Checkpoint(2), Error);  // no such key
+}
+
+TEST(SyncEngineTest, ResumeRejectsATruncatedRecordAndAKeyWithValues) {
+  Engine a(1, "bsp"), b(1, "bsp");
+  a.Init(1, {1, 2, 3});
+  const Buffer record = a->Checkpoint(1);
+  try {
+    b->Resume(1, record.Slice(0, record.size() - 4));
+    FAIL() << "a truncated record was resumed";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("checkpoint of key 1"), std::string::npos) << err.what();
+  }
+  EXPECT_EQ(b->Values(1), nullptr);
+  EXPECT_THROW(a->Resume(1, record), Error);
 }
 
 TEST(SyncEngineTest, PullsWaitForInitialValues) {

@@ -32,6 +32,8 @@ struct SyncStamp {
   bool init = false;
   // A pull: served only once this worker's push of the previous clock has reached the server.
   bool after_own_push = false;
+  // Checkpoints: pull each key's whole state instead of its values; with `init`, push such states.
+  bool state = false;
   // Lowest version and completed clock over the servers' answers, written before completion.
   std::shared_ptr<ResponseStamp> answer;
 };

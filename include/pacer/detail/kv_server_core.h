@@ -37,6 +37,7 @@ struct RequestMeta {
   double weight = 1;
   bool init = false;
   bool after_own_push = false;  // a pull: not before this worker's push of clock - 1 arrived
+  bool state = false;           // checkpoints: keys' whole state instead of their values
   // Collects the response; copy the meta to respond later (e.g. when a synchronization rule
   // fires).
   std::shared_ptr<detail::PendingResponse> response;

@@ -300,6 +300,7 @@ class KVServerCore::Impl {
     meta.weight = msg.meta.has_weight() ? msg.meta.weight() : 1;
     meta.init = msg.meta.init();
     meta.after_own_push = msg.meta.after_own_push();
+    meta.state = msg.meta.state();
     meta.response = std::make_shared<PendingResponse>(msg.meta, session_, value_size_,
                                                       static_cast<int>(parts.size()));
 

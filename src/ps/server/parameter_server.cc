@@ -88,8 +88,12 @@ class ParameterServer::Impl {
                              meta.sender, "); only worker 0 initializes"));
         }
         for (size_t i = 0; i < n; ++i) {
-          engine.Init(keys[i], worker, gradients[i].values.as<float>(),
-                      gradients[i].values.size() / sizeof(float));
+          if (meta.state) {
+            engine.Resume(keys[i], gradients[i].values);
+          } else {
+            engine.Init(keys[i], worker, gradients[i].values.as<float>(),
+                        gradients[i].values.size() / sizeof(float));
+          }
         }
         core_.AddKeys(static_cast<int64_t>(n));
       } else {
@@ -116,7 +120,18 @@ class ParameterServer::Impl {
     std::vector<int> lens;
     ResponseStamp stamp;
     for (size_t i = 0; i < n; ++i) {
-      const Buffer& values = *engine.Values(keys[i]);
+      Buffer values;
+      if (!meta.state) {
+        values = *engine.Values(keys[i]);
+      } else {
+        // Served from whichever request made the keys ready: an error goes to this one's sender.
+        try {
+          values = engine.Checkpoint(keys[i]);  // whole 8- and 4-byte fields: a length in floats
+        } catch (const Error& e) {
+          core_.RespondError(meta, e.what());
+          return;
+        }
+      }
       vals.push_back(values);
       lens.push_back(static_cast<int>(values.size() / sizeof(float)));
       const KeyStatus status = engine.Status(keys[i]);

@@ -399,6 +399,57 @@ void SyncEngine::Import(Key key, const Buffer& state) {
   Wake(slot);
 }
 
+Buffer SyncEngine::Checkpoint(Key key) const {
+  auto it = keys_.find(key);
+  if (it == keys_.end() || !it->second.params) {
+    throw Error(StrCat("checkpoint of key ", key, ", which has no values"));
+  }
+  const KeyState& k = it->second;
+  // Partial sums and held gradients are of clocks some worker pushed past the completed one.
+  for (int w = 0; w < num_workers_; ++w) {
+    if (k.arrived[w] >= k.complete) {
+      throw Error(StrCat("checkpoint of key ", key,
+                         " in the middle of an iteration: clocks before ", k.complete,
+                         " are complete, and worker ", w, " pushed clock ", k.arrived[w],
+                         " (every worker must be between iterations)"));
+    }
+  }
+  auto encode = [&](ByteWriter& out) {
+    out.Put(k.version);
+    out.Put(k.complete);
+    k.params->Encode(out);
+  };
+  ByteWriter size;
+  encode(size);
+  uint8_t* memory = nullptr;
+  Buffer record = allocate_(size.size(), &memory);
+  ByteWriter out(memory, size.size());
+  encode(out);
+  return record;
+}
+
+void SyncEngine::Resume(Key key, const Buffer& record) {
+  KeyState& k = keys_[key];
+  if (k.params) throw Error(StrCat("key ", key, " resumed from a checkpoint, but it has values"));
+  ByteReader in(record.data(), record.size(), StrCat("the checkpoint of key ", key));
+  const int64_t version = in.Get<int64_t>();
+  const int64_t complete = in.Get<int64_t>();
+  std::unique_ptr<ParameterState> params = ParameterState::Decode(in, allocate_);
+  if (!in.done() || version < 0 || complete < 0) {
+    throw Error(StrCat(in.what(), ": version ", version, ", completed clock ", complete,
+                       in.done() ? "" : ", and bytes left over after the last field"));
+  }
+  k.params = std::move(params);
+  k.version = version;
+  k.complete = complete;
+  k.last_clock.assign(num_workers_, complete - 1);
+  k.arrived.assign(num_workers_, complete - 1);
+  k.mode = mode_;
+  k.switches_done = switches_.size();
+  max_clock_seen_ = std::max(max_clock_seen_, complete - 1);
+  Wake(k);
+}
+
 std::vector<Key> SyncEngine::Keys() const {
   std::vector<Key> keys;
   for (const auto& entry : keys_) {

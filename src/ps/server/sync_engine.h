@@ -95,6 +95,16 @@ class SyncEngine {
   // Error naming the key for a record that is malformed or of a key this engine already holds.
   void Import(Key key, const Buffer& state);
 
+  // Checkpoints (GradientSync::Checkpoint): what resumes a key: its values, optimizer state,
+  // version and completed clock. Only between iterations: throws Error naming the key and clocks
+  // while a gradient of the completed clock or a later one is in the engine, which a checkpoint
+  // would lose.
+  Buffer Checkpoint(Key key) const;
+  // Installs a key's checkpoint as its first values (Init's part when a job resumes): every
+  // worker's next push is of the completed clock. Throws Error naming the key for a record that
+  // is malformed or a key that has values.
+  void Resume(Key key, const Buffer& record);
+
   // Every key this engine holds values for.
   std::vector<Key> Keys() const;
 
