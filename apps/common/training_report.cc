@@ -65,11 +65,11 @@ std::string Summary::Json() const {
   std::snprintf(json, sizeof(json),
                 "{\"model\":\"%s\",\"workers\":%d,\"servers\":%d,\"epochs\":%.3f,\"iters\":%lld,"
                 "\"accuracy\":%.4f,\"loss\":%.4f,\"time_to_target_s\":%s,\"iter_p50_ms\":%.3f,"
-                "\"iter_p99_ms\":%.3f,\"bytes\":%.0f,\"samples_per_s\":%.1f}",
+                "\"iter_p99_ms\":%.3f,\"bytes\":%.0f,\"samples_per_s\":%.1f,\"unit\":\"%s\"}",
                 model.c_str(), workers, servers, epochs, static_cast<long long>(iterations),
                 accuracy, loss,
                 time_to_target_s < 0 ? "null" : std::to_string(time_to_target_s).c_str(),
-                iter_p50_ms, iter_p99_ms, bytes, samples_per_s);
+                iter_p50_ms, iter_p99_ms, bytes, samples_per_s, unit.c_str());
   return json;
 }
 
@@ -79,11 +79,11 @@ std::string Summary::Text(double target_accuracy) const {
       text, sizeof(text),
       "%s: %d workers, %d servers, %.2f epochs (%lld iterations)\n"
       "  accuracy %.4f, loss %.4f; time to %.2f accuracy: %s\n"
-      "  iteration p50 %.2f ms, p99 %.2f ms (%.1f samples/s); %.1f MB moved\n",
+      "  iteration p50 %.2f ms, p99 %.2f ms (%.1f %s/s); %.1f MB moved\n",
       model.c_str(), workers, servers, epochs, static_cast<long long>(iterations), accuracy, loss,
       target_accuracy,
       time_to_target_s < 0 ? "not reached" : (std::to_string(time_to_target_s) + " s").c_str(),
-      iter_p50_ms, iter_p99_ms, samples_per_s, bytes / 1e6);
+      iter_p50_ms, iter_p99_ms, samples_per_s, unit.c_str(), bytes / 1e6);
   return text;
 }
 

@@ -38,7 +38,8 @@ struct Summary {
   double accuracy = 0, loss = 0;
   double time_to_target_s = -1;  // < 0: not reached
   double iter_p50_ms = 0, iter_p99_ms = 0, bytes = 0;
-  double samples_per_s = 0;  // over all workers, at the median iteration
+  double samples_per_s = 0;      // over all workers, at the median iteration
+  std::string unit = "samples";  // what samples_per_s counts: "img", "tok"
 
   std::string Json() const;
   std::string Text(double target_accuracy) const;

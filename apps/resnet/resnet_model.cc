@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include "module_state.h"
+
 namespace pacer {
 namespace apps {
 namespace {
@@ -151,6 +153,9 @@ double ResNet::Backward(const float* images, const int* labels, int n) {
   loss.backward();
   return loss.item<double>();
 }
+
+void ResNet::Save(const std::string& path) const { SaveModuleState(*net_, path); }
+void ResNet::Load(const std::string& path) { LoadModuleState(*net_, path); }
 
 double ResNet::Accuracy(const float* images, const int* labels, int n) {
   torch::NoGradGuard no_grad;

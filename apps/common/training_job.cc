@@ -1,0 +1,278 @@
+#include "training_job.h"
+
+#include <gflags/gflags.h>
+#include <mpi.h>
+#include <pacer/gradient_sync.h>
+#include <pacer/session.h>
+#include <pacer/sync_mode.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include "app_roles.h"
+#include "flag_names.h"
+#include "percentile.h"
+#include "scenario_presets.h"
+#include "softmax_regression.h"
+#include "training_report.h"
+#include "worker_gather.h"
+
+DEFINE_int32(batch, 32, "samples per worker and iteration");
+DEFINE_int32(tasks, 0, "micro-batches per worker and iteration (0: no tasks); divides --batch");
+DEFINE_double(epochs, 4, "passes over the training set");
+DEFINE_int64(max_iters, 0, "stop at this iteration (0: --epochs decides)");
+DEFINE_int64(eval_every, 0, "iterations between worker 0's evaluations (0: each epoch)");
+DEFINE_double(target_acc, 0.9, "held-out accuracy whose first time is reported");
+DEFINE_double(min_acc, 0, "the job fails (exit 1) if worker 0's final accuracy is lower");
+DEFINE_string(policy, "", "a straggler policy of the scenario harness (bsp, epsp:0, sas, ...)");
+DEFINE_string(scenario, "", "a reference straggler scenario, S1..S6 (STRAGGLERS.md section 9)");
+DEFINE_string(json, "", "write the summary here");
+DEFINE_bool(synthetic, false,
+            "no model math: the model's tensors with zero gradients and --compute-ms of emulated "
+            "compute per iteration, for communication benchmarks");
+DEFINE_double(compute_ms, 100, "--synthetic: emulated compute per iteration");
+DEFINE_string(progress, "auto", "worker 0's progress: bar, lines, or auto (a bar on a terminal)");
+DEFINE_string(checkpoint_dir, "",
+              "write a checkpoint here after each evaluation and at the end (the servers' state "
+              "in parameters.ckpt, each worker's model in worker-N.state)");
+DEFINE_bool(resume, false, "start from the checkpoint in --checkpoint-dir");
+
+namespace pacer {
+namespace apps {
+namespace {
+
+struct WorkerLog {
+  std::vector<double> iteration_s;
+  double bytes = 0, loss = 0, accuracy = 0, time_to_target_s = -1;
+  double epochs = 0;  // passes over the training set (none in --synthetic)
+  int64_t iterations = 0;
+
+  void Record(const IterationStats& s) {
+    iteration_s.push_back(s.total_s);
+    bytes += static_cast<double>(s.bytes_out + s.bytes_in);
+  }
+};
+
+// Seeds a computation's randomness by what it computes, not by who: a task moved to another
+// worker, or recomputed after a resume, draws the same.
+uint64_t Seed(int64_t clock, int64_t part) {
+  return static_cast<uint64_t>(clock) * 1000003u + static_cast<uint64_t>(part);
+}
+
+// One iteration's gradient: the mean over the minibatch, or over the tasks this worker got.
+double ComputeGradient(GradientSync& sync, Workload& model, int workers, int me) {
+  model.ZeroGrad();
+  const size_t samples = model.train_size();
+  if (FLAGS_tasks == 0) {
+    return model.Backward(examples::MinibatchRows(samples, workers, me, sync.clock(), FLAGS_batch),
+                          Seed(sync.clock(), me));
+  }
+  double loss = 0;
+  int computed = 0;
+  while (std::optional<Task> task = sync.NextTask()) {
+    loss += model.Backward(
+        examples::TaskRows(samples, workers, FLAGS_tasks, task->clock, task->id, FLAGS_batch),
+        Seed(task->clock, task->id));
+    ++computed;
+  }
+  if (computed > 0) model.ScaleGrad(1.f / static_cast<float>(computed));
+  return computed > 0 ? loss / computed : 0;
+}
+
+std::string CheckpointPath(const std::string& file) {
+  return (std::filesystem::path(FLAGS_checkpoint_dir) / file).string();
+}
+std::string WorkerStatePath(int worker) {
+  return CheckpointPath("worker-" + std::to_string(worker) + ".state");
+}
+
+void SaveCheckpoint(GradientSync& sync, Workload& model, int me) {
+  std::filesystem::create_directories(FLAGS_checkpoint_dir);
+  model.Save(WorkerStatePath(me));
+  sync.Checkpoint(CheckpointPath("parameters.ckpt"));
+}
+
+void Register(GradientSync& sync, Workload& model) {
+  for (const Parameter& p : model.parameters()) sync.Register(p.name, p.values, p.count);
+}
+
+// --synthetic: the model's tensors travel, its math is a sleep.
+WorkerLog TrainSynthetic(Session& session, Workload& model, const TrainingApp& app) {
+  const int64_t total = FLAGS_max_iters > 0 ? FLAGS_max_iters : 20;
+  GradientSync sync(session);
+  Register(sync, model);
+  bench::Progress progress(
+      session.role_index() == 0, FLAGS_progress, total, total,
+      static_cast<double>(FLAGS_batch) * session.num_workers() * app.units_per_sample(), app.unit);
+  WorkerLog log;
+  while (sync.clock() < total) {
+    sync.BeginIteration(FLAGS_batch);
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(FLAGS_compute_ms));
+    for (const Parameter& p : model.parameters()) sync.PushPull(p.name, p.grad, p.values);
+    sync.EndIteration();
+    log.Record(sync.last_iteration());
+    progress.Update(sync.clock() - 1, 0, -1);
+  }
+  progress.Finish();
+  log.iterations = sync.clock();
+  return log;
+}
+
+WorkerLog Train(Session& session, Workload& model, const TrainingApp& app) {
+  const bool evaluator = session.role_index() == 0;
+  const int workers = session.num_workers(), me = session.role_index();
+  GradientSync sync(session);
+  Register(sync, model);
+  if (FLAGS_tasks > 0) sync.UseTasks(FLAGS_tasks);
+  if (FLAGS_resume) {
+    model.Load(WorkerStatePath(me));
+    sync.Resume(CheckpointPath("parameters.ckpt"));
+  }
+  const int64_t per_epoch = std::max<int64_t>(
+      1, static_cast<int64_t>(model.train_size()) / (int64_t{FLAGS_batch} * workers));
+  int64_t total = static_cast<int64_t>(FLAGS_epochs * static_cast<double>(per_epoch));
+  if (FLAGS_max_iters > 0) total = std::min(total, FLAGS_max_iters);
+  const int64_t eval_every = FLAGS_eval_every > 0 ? FLAGS_eval_every : per_epoch;
+  bench::Progress progress(evaluator, FLAGS_progress, total, per_epoch,
+                           static_cast<double>(FLAGS_batch) * workers * app.units_per_sample(),
+                           app.unit);
+  WorkerLog log;
+  double accuracy = -1;
+  const auto start = std::chrono::steady_clock::now();
+  auto evaluate = [&] {
+    accuracy = model.Evaluate();
+    if (log.time_to_target_s < 0 && accuracy >= FLAGS_target_acc) {
+      log.time_to_target_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+  };
+  while (sync.clock() < total) {
+    sync.BeginIteration(FLAGS_batch);
+    log.loss = ComputeGradient(sync, model, workers, me);
+    for (const Parameter& p : model.parameters()) sync.PushPull(p.name, p.grad, p.values);
+    sync.EndIteration();
+    log.Record(sync.last_iteration());
+    const int64_t done = sync.clock();
+    if (done % eval_every == 0 && done != total) {  // the last one: below
+      if (evaluator) evaluate();
+      if (!FLAGS_checkpoint_dir.empty()) SaveCheckpoint(sync, model, me);
+    }
+    progress.Update(done - 1, log.loss, accuracy);
+  }
+  log.iterations = sync.clock();
+  log.epochs = static_cast<double>(log.iterations) / static_cast<double>(per_epoch);
+  // Asynchronous modes leave workers with different parameters: once all are done, the last ones.
+  session.Barrier(kWorkerGroup);
+  sync.Fetch();
+  if (!FLAGS_checkpoint_dir.empty()) SaveCheckpoint(sync, model, me);
+  if (evaluator) {
+    evaluate();
+    log.accuracy = accuracy;
+    progress.Update(log.iterations - 1, log.loss, accuracy);
+  }
+  progress.Finish();
+  return log;
+}
+
+// Returns whether the final accuracy reached --min-acc (on worker 0; true elsewhere).
+bool Summarize(Session& session, const Workload& model, const TrainingApp& app,
+               const WorkerLog& mine, MPI_Comm workers) {
+  const std::vector<double> all = bench::GatherAll(workers, mine.iteration_s);
+  const std::vector<double> bytes = bench::SumAtRoot(workers, {mine.bytes});
+  if (session.role_index() != 0) return true;
+  bench::Summary s;
+  s.model = model.name();
+  s.unit = app.unit;
+  s.workers = session.num_workers();
+  s.servers = session.num_servers();
+  s.iterations = mine.iterations;
+  s.epochs = mine.epochs;
+  s.accuracy = mine.accuracy;
+  s.loss = mine.loss;
+  s.time_to_target_s = mine.time_to_target_s;
+  s.iter_p50_ms = bench::Percentile(all, 0.5) * 1e3;
+  s.iter_p99_ms = bench::Percentile(all, 0.99) * 1e3;
+  s.bytes = bytes[0];
+  // BSP keeps the workers in step: the median iteration moves every worker's batch.
+  s.samples_per_s = s.iter_p50_ms > 0
+                        ? 1e3 * FLAGS_batch * s.workers * app.units_per_sample() / s.iter_p50_ms
+                        : 0;
+  std::printf("%s%s\n", s.Text(FLAGS_target_acc).c_str(), s.Json().c_str());
+  if (!FLAGS_json.empty()) std::ofstream(FLAGS_json) << s.Json() << "\n";
+  if (s.accuracy >= FLAGS_min_acc) return true;
+  std::fprintf(stderr, "%s: accuracy %.4f is below --min-acc=%.4f\n", app.program, s.accuracy,
+               FLAGS_min_acc);
+  return false;
+}
+
+// A flag's environment variable, as Config reads it: PACER_ and the name in capitals.
+bool SetInEnvironment(const std::string& flag) {
+  std::string name = "PACER_";
+  for (char c : flag) name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return std::getenv(name.c_str()) != nullptr;
+}
+
+void CheckFlags() {
+  if (FLAGS_tasks < 0 || (FLAGS_tasks > 0 && FLAGS_batch % FLAGS_tasks != 0)) {
+    throw std::invalid_argument("--tasks=" + std::to_string(FLAGS_tasks) +
+                                " must divide --batch=" + std::to_string(FLAGS_batch));
+  }
+  if (FLAGS_resume && FLAGS_checkpoint_dir.empty()) {
+    throw std::invalid_argument("--resume needs --checkpoint-dir (where the checkpoint is)");
+  }
+  if (FLAGS_synthetic && (FLAGS_resume || !FLAGS_checkpoint_dir.empty())) {
+    throw std::invalid_argument("--synthetic trains nothing to checkpoint");
+  }
+}
+
+// Every worker checkpoints at the same clock; backup workers skip clocks.
+void CheckCheckpointMode(const Config& config) {
+  if (!FLAGS_checkpoint_dir.empty() &&
+      SyncMode::Parse(config.sync).kind == SyncMode::Kind::kBackup) {
+    throw std::invalid_argument("--checkpoint-dir with --sync=" + config.sync +
+                                ": backup workers skip clocks, and a checkpoint needs every "
+                                "worker at the same one");
+  }
+}
+
+}  // namespace
+
+int RunTrainingApp(int argc, char** argv, const TrainingApp& app) {
+  bench::UnderscoreFlagNames(argc, argv);
+  for (const auto& [flag, value] : app.defaults) {
+    if (!SetInEnvironment(flag)) {
+      gflags::SetCommandLineOptionWithMode(flag.c_str(), value.c_str(), gflags::SET_FLAGS_DEFAULT);
+    }
+  }
+  Config config = Config::ParseCommandLine(&argc, &argv);
+  CheckFlags();
+  int provided = 0, size = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (!FLAGS_policy.empty()) bench::ApplyPolicy(FLAGS_policy, &config);
+  if (!FLAGS_scenario.empty()) {
+    for (const std::string& spec :
+         bench::ScenarioInjects(FLAGS_scenario, size - 1 - config.servers, 10e6, "4s:6s")) {
+      config.inject.push_back(spec);
+    }
+  }
+  CheckCheckpointMode(config);
+  Session session(config);
+  return bench::RunRoles(session, [&](MPI_Comm workers) {
+    const std::unique_ptr<Workload> model = app.make(session.role_index() == 0, FLAGS_synthetic);
+    const WorkerLog log =
+        FLAGS_synthetic ? TrainSynthetic(session, *model, app) : Train(session, *model, app);
+    return Summarize(session, *model, app, log, workers) ? 0 : 1;
+  });
+}
+
+}  // namespace apps
+}  // namespace pacer
