@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -44,6 +45,9 @@ DEFINE_string(checkpoint_dir, "",
               "write a checkpoint here after each evaluation and at the end (the servers' state "
               "in parameters.ckpt, each worker's model in worker-N.state)");
 DEFINE_bool(resume, false, "start from the checkpoint in --checkpoint-dir");
+DEFINE_string(lr_decay_at, "",
+              "fractions of --epochs where the servers' learning rate drops by --optimizer's "
+              "lr_factor (default 0.1), e.g. 0.5,0.75");
 
 namespace pacer {
 namespace apps {
@@ -60,6 +64,38 @@ struct WorkerLog {
     bytes += static_cast<double>(s.bytes_out + s.bytes_in);
   }
 };
+
+// Iterations per epoch and in the run; --epochs plans the run, --max-iters may stop it earlier.
+struct Plan {
+  int64_t per_epoch = 1, planned = 0, total = 0;
+};
+
+Plan MakePlan(size_t train_size, int workers) {
+  Plan plan;
+  plan.per_epoch =
+      std::max<int64_t>(1, static_cast<int64_t>(train_size) / (int64_t{FLAGS_batch} * workers));
+  plan.planned = static_cast<int64_t>(FLAGS_epochs * static_cast<double>(plan.per_epoch));
+  plan.total = FLAGS_max_iters > 0 ? std::min(plan.planned, FLAGS_max_iters) : plan.planned;
+  return plan;
+}
+
+// --lr-decay-at as the optimizer's lr_steps: clocks of the planned run.
+std::string LearningRateSteps(int64_t planned) {
+  std::string steps;
+  std::stringstream fractions(FLAGS_lr_decay_at);
+  std::string fraction;
+  while (std::getline(fractions, fraction, ',')) {
+    char* end = nullptr;
+    const double f = std::strtod(fraction.c_str(), &end);
+    if (fraction.empty() || *end != '\0' || !(f > 0 && f < 1)) {
+      throw std::invalid_argument("--lr-decay-at=" + FLAGS_lr_decay_at +
+                                  ": expected fractions of the run between 0 and 1");
+    }
+    steps += (steps.empty() ? "" : "/") +
+             std::to_string(std::max<int64_t>(1, static_cast<int64_t>(f * planned)));
+  }
+  return steps;
+}
 
 // Seeds a computation's randomness by what it computes, not by who: a task moved to another
 // worker, or recomputed after a resume, draws the same.
@@ -136,10 +172,8 @@ WorkerLog Train(Session& session, Workload& model, const TrainingApp& app) {
     model.Load(WorkerStatePath(me));
     sync.Resume(CheckpointPath("parameters.ckpt"));
   }
-  const int64_t per_epoch = std::max<int64_t>(
-      1, static_cast<int64_t>(model.train_size()) / (int64_t{FLAGS_batch} * workers));
-  int64_t total = static_cast<int64_t>(FLAGS_epochs * static_cast<double>(per_epoch));
-  if (FLAGS_max_iters > 0) total = std::min(total, FLAGS_max_iters);
+  const Plan plan = MakePlan(model.train_size(), workers);
+  const int64_t per_epoch = plan.per_epoch, total = plan.total;
   const int64_t eval_every = FLAGS_eval_every > 0 ? FLAGS_eval_every : per_epoch;
   bench::Progress progress(evaluator, FLAGS_progress, total, per_epoch,
                            static_cast<double>(FLAGS_batch) * workers * app.units_per_sample(),
@@ -265,9 +299,31 @@ int RunTrainingApp(int argc, char** argv, const TrainingApp& app) {
     }
   }
   CheckCheckpointMode(config);
+  // Ranks are the scheduler, the servers, then the workers. The servers' schedule needs the run's
+  // length, which the data set sets: the workers load it first, and worker 0 tells every rank.
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int first_worker = 1 + config.servers;
+  if (size <= first_worker) {
+    throw std::invalid_argument(std::to_string(size) + " ranks leave no worker after the " +
+                                "scheduler and " + std::to_string(config.servers) + " servers");
+  }
+  std::unique_ptr<Workload> model;
+  if (rank >= first_worker) model = app.make(rank == first_worker, FLAGS_synthetic);
+  int64_t planned = rank == first_worker && !FLAGS_synthetic
+                        ? MakePlan(model->train_size(), size - first_worker).planned
+                        : 0;
+  MPI_Bcast(&planned, 1, MPI_INT64_T, first_worker, MPI_COMM_WORLD);
+  if (!FLAGS_lr_decay_at.empty() && !FLAGS_synthetic) {
+    if (config.optimizer.find("lr_steps") != std::string::npos) {
+      throw std::invalid_argument("--lr-decay-at with --optimizer=" + config.optimizer +
+                                  ", which has its own lr_steps");
+    }
+    config.optimizer += (config.optimizer.find(':') == std::string::npos ? ":" : ",") +
+                        std::string("lr_steps=") + LearningRateSteps(planned);
+  }
   Session session(config);
   return bench::RunRoles(session, [&](MPI_Comm workers) {
-    const std::unique_ptr<Workload> model = app.make(session.role_index() == 0, FLAGS_synthetic);
     const WorkerLog log =
         FLAGS_synthetic ? TrainSynthetic(session, *model, app) : Train(session, *model, app);
     return Summarize(session, *model, app, log, workers) ? 0 : 1;

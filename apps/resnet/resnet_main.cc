@@ -85,8 +85,8 @@ int Run(int argc, char** argv) {
   TrainingApp app;
   app.program = "pacer-resnet";
   app.unit = "img";
-  // A ResNet wants momentum and a larger step than the library's default.
-  app.defaults = {{"optimizer", "sgd:lr=0.05,momentum=0.9"}};
+  // A ResNet wants momentum and a larger step than the library's default, then smaller ones.
+  app.defaults = {{"optimizer", "sgd:lr=0.05,momentum=0.9"}, {"lr_decay_at", "0.5,0.75"}};
   app.make = [](bool evaluator, bool synthetic) {
     return std::make_unique<ResNetWorkload>(evaluator, synthetic);
   };

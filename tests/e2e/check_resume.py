@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A training app stopped at a checkpoint and resumed ends as an uninterrupted run (issue 9).
+"""A training app (pacer-resnet, pacer-bert) stopped at a checkpoint and resumed ends as an
+uninterrupted run (issue 9).
 
 usage: check_resume.py MPIEXEC APP [FLAGS...]
 

@@ -82,9 +82,39 @@ TEST(OptimizerSpecTest, ParsesFieldsAndNamesTheWrongOne) {
   EXPECT_TRUE(adamw.adam.decoupled_weight_decay);
   EXPECT_FLOAT_EQ(adamw.adam.beta2, 0.99f);
   for (const char* bad : {"sgdx", "sgd:lr", "sgd:lr=abc", "sgd:beta1=0.9", "adam:momentum=0.9",
-                          "sgd:nesterov", "sgd:lr=-1"}) {
+                          "sgd:nesterov", "sgd:lr=-1", "sgd:lr_steps=", "sgd:lr_steps=5/5",
+                          "sgd:lr_steps=9/4", "sgd:lr_steps=-1", "sgd:lr_steps=1/x"}) {
     EXPECT_THROW(OptimizerSpec::Parse(bad), Error) << bad;
   }
+}
+
+TEST(OptimizerSpecTest, AStepScheduleScalesTheRateFromEachStepsClock) {
+  const OptimizerSpec spec = OptimizerSpec::Parse("adam:lr=0.1,lr_steps=10/20,lr_factor=0.5");
+  EXPECT_EQ(spec.lr_steps, (std::vector<int64_t>{10, 20}));
+  EXPECT_EQ(spec.LearningRateScale(0), 1.f);
+  EXPECT_EQ(spec.LearningRateScale(9), 1.f);
+  EXPECT_EQ(spec.LearningRateScale(10), 0.5f);
+  EXPECT_EQ(spec.LearningRateScale(19), 0.5f);
+  EXPECT_EQ(spec.LearningRateScale(20), 0.25f);
+  EXPECT_EQ(OptimizerSpec::Parse("sgd:lr_steps=3").LearningRateScale(3), 0.1f);
+}
+
+// The schedule follows the gradient's clock, not the key's update count: under ASP two workers'
+// pushes of clock 0 both get the full rate.
+TEST(SyncEngineTest, TheLearningRateDropsForGradientsOfAStepsClock) {
+  Engine bsp(2, "bsp", "sgd:lr=1,lr_steps=1,lr_factor=0.5");
+  bsp.Init(1, {0});
+  bsp.Push(1, 0, 0, {2});
+  bsp.Push(1, 1, 0, {2});  // w = -2
+  bsp.Push(1, 0, 1, {2});
+  bsp.Push(1, 1, 1, {2});  // w = -2 - 0.5 x 2
+  EXPECT_EQ(bsp.Values(1), (std::vector<float>{-3}));
+  Engine asp(2, "asp", "sgd:lr=1,lr_steps=1,lr_factor=0.5");
+  asp.Init(1, {0});
+  asp.Push(1, 0, 0, {1});
+  asp.Push(1, 1, 0, {1});  // w = -2
+  asp.Push(1, 0, 1, {1});  // w = -2.5
+  EXPECT_EQ(asp.Values(1), (std::vector<float>{-2.5f}));
 }
 
 TEST(SyncEngineTest, BspAppliesOneUpdateWhenEveryWorkerPushed) {

@@ -13,7 +13,7 @@ namespace {
 [[noreturn]] void Bad(const std::string& text, const std::string& why) {
   throw Error("--optimizer=" + text + ": " + why +
               " (expected sgd:lr=L,momentum=M,nesterov,wd=W or adam|adamw:lr=L,beta1=B1,beta2=B2,"
-              "eps=E,wd=W)");
+              "eps=E,wd=W; either with lr_steps=C1/C2/...,lr_factor=F)");
 }
 
 float Number(const std::string& text, const std::string& field, const std::string& value) {
@@ -23,6 +23,23 @@ float Number(const std::string& text, const std::string& field, const std::strin
     Bad(text, field + "=" + value + " is not a number >= 0");
   }
   return static_cast<float>(v);
+}
+
+// "1000/1500": increasing clocks.
+std::vector<int64_t> Clocks(const std::string& text, const std::string& value) {
+  std::vector<int64_t> clocks;
+  std::istringstream parts(value);
+  std::string part;
+  while (std::getline(parts, part, '/')) {
+    char* end = nullptr;
+    const long long clock = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || clock < 0 || (!clocks.empty() && clock <= clocks.back())) {
+      Bad(text, "lr_steps=" + value + " is not a list of increasing clocks (C1/C2/...)");
+    }
+    clocks.push_back(clock);
+  }
+  if (clocks.empty()) Bad(text, "lr_steps= names no clock");
+  return clocks;
 }
 
 }  // namespace
@@ -62,12 +79,22 @@ OptimizerSpec OptimizerSpec::Parse(const std::string& text) {
       spec.adam.beta2 = Number(text, key, value);
     } else if (key == "eps" && !sgd) {
       spec.adam.eps = Number(text, key, value);
+    } else if (key == "lr_steps") {
+      spec.lr_steps = Clocks(text, value);
+    } else if (key == "lr_factor") {
+      spec.lr_factor = Number(text, key, value);
     } else {
       Bad(text, "'" + key + "' is not a field of " + name);
     }
   }
   if (spec.sgd.nesterov && spec.sgd.momentum == 0) Bad(text, "nesterov needs momentum > 0");
   return spec;
+}
+
+float OptimizerSpec::LearningRateScale(int64_t clock) const {
+  float scale = 1;
+  for (size_t i = 0; i < lr_steps.size() && clock >= lr_steps[i]; ++i) scale *= lr_factor;
+  return scale;
 }
 
 ParameterState::ParameterState(const void* initial, size_t count, const Allocator& allocate)
@@ -92,7 +119,7 @@ void ParameterState::Moment::Allocate(size_t count, const ParameterState::Alloca
 }
 
 void ParameterState::Apply(const OptimizerSpec& spec, Reducer& reducer, const float* grad,
-                           float grad_scale, const Allocator& allocate) {
+                           float grad_scale, const Allocator& allocate, float lr_scale) {
   if (values_.owner().use_count() > 1) {
     uint8_t* out = nullptr;
     Buffer fresh = allocate(size_ * sizeof(float), &out);
@@ -103,6 +130,7 @@ void ParameterState::Apply(const OptimizerSpec& spec, Reducer& reducer, const fl
   const ConstArray g{grad, DType::kF32};
   if (spec.kind == OptimizerSpec::Kind::kSgd) {
     SgdParams p = spec.sgd;
+    p.lr *= lr_scale;
     p.grad_scale = grad_scale;
     if (p.momentum != 0 && !momentum_.data) momentum_.Allocate(size_, allocate);
     reducer.SgdStep(p, data_, momentum_.data, g, size_);
@@ -111,6 +139,7 @@ void ParameterState::Apply(const OptimizerSpec& spec, Reducer& reducer, const fl
   if (!momentum_.data) momentum_.Allocate(size_, allocate);
   if (!second_moment_.data) second_moment_.Allocate(size_, allocate);
   AdamParams p = spec.adam;
+  p.lr *= lr_scale;
   p.grad_scale = grad_scale;
   p.step = ++steps_;
   reducer.AdamStep(p, data_, momentum_.data, second_moment_.data, g, size_);

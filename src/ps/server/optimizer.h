@@ -15,15 +15,21 @@ namespace pacer {
 
 // The update rule servers apply when a synchronization rule fires, as --optimizer spells it:
 // "sgd:lr=0.1,momentum=0.9,nesterov,wd=1e-4", "adam:lr=1e-3,beta1=0.9,beta2=0.999,eps=1e-8,wd=0"
-// or "adamw:..." (decoupled weight decay). Every field is optional.
+// or "adamw:..." (decoupled weight decay). Every field is optional. A step schedule, as MXNet's
+// servers have: "lr_steps=1000/1500,lr_factor=0.1" multiplies the rate by 0.1 for the gradients
+// of clocks 1000 on, and by 0.01 from 1500 on.
 struct OptimizerSpec {
   enum class Kind { kSgd, kAdam };
   Kind kind = Kind::kSgd;
   SgdParams sgd;
   AdamParams adam;
+  std::vector<int64_t> lr_steps;  // increasing clocks
+  float lr_factor = 0.1f;
 
   // Throws pacer::Error naming the part of `text` that is wrong.
   static OptimizerSpec Parse(const std::string& text);
+  // What the schedule multiplies the learning rate by for gradients of iteration `clock`.
+  float LearningRateScale(int64_t clock) const;
 };
 
 // One key's parameters and optimizer state (momentum, Adam's moments and step count).
@@ -35,10 +41,11 @@ class ParameterState {
   // `initial`: `count` floats, possibly unaligned.
   ParameterState(const void* initial, size_t count, const Allocator& allocate);
 
-  // values = step(values, grad_scale * grad): one fused pass of the Reducer. Values still read by
-  // a response in flight are never changed: the step then runs on a fresh copy.
+  // values = step(values, grad_scale * grad) at lr_scale x the spec's rate: one fused pass of the
+  // Reducer. Values still read by a response in flight are never changed: the step then runs on a
+  // fresh copy.
   void Apply(const OptimizerSpec& spec, Reducer& reducer, const float* grad, float grad_scale,
-             const Allocator& allocate);
+             const Allocator& allocate, float lr_scale = 1);
 
   // Everything, values and optimizer state, for a move to another server.
   void Encode(ByteWriter& out) const;

@@ -139,7 +139,8 @@ void SyncEngine::Accumulate(KeyState& k, const Gradient& g) {
     const struct Aggregate& done = it->second;
     // Every worker may have weight 0 (none computed a task of the clock): nothing to apply.
     if (done.weight > 0) {
-      Update(k, done.count == 1 ? done.first.as<float>() : done.sum_data, 1.0 / done.weight);
+      Update(k, done.count == 1 ? done.first.as<float>() : done.sum_data, 1.0 / done.weight,
+             it->first);
     }
     k.applied += done.count;
     ++k.complete;
@@ -159,13 +160,14 @@ void SyncEngine::ApplyOnArrival(KeyState& k, const Gradient& g) {
   }
   // The values are weight x the gradient: a push that stands for more of the iteration's samples
   // (a worker that computed more tasks) moves the parameters further.
-  if (g.weight > 0) Update(k, g.values.as<float>(), factor);
+  if (g.weight > 0) Update(k, g.values.as<float>(), factor, g.clock);
   ++k.applied;
   k.complete = *std::min_element(k.last_clock.begin(), k.last_clock.end()) + 1;
 }
 
-void SyncEngine::Update(KeyState& k, const float* grad, double grad_scale) {
-  k.params->Apply(optimizer_, reducer_, grad, static_cast<float>(grad_scale), allocate_);
+void SyncEngine::Update(KeyState& k, const float* grad, double grad_scale, int64_t clock) {
+  k.params->Apply(optimizer_, reducer_, grad, static_cast<float>(grad_scale), allocate_,
+                  optimizer_.LearningRateScale(clock));
   ++k.version;
 }
 

@@ -155,7 +155,8 @@ class SyncEngine {
   void Process(KeyState& k, const Gradient& g);
   void Accumulate(KeyState& k, const Gradient& g);
   void ApplyOnArrival(KeyState& k, const Gradient& g);
-  void Update(KeyState& k, const float* grad, double grad_scale);
+  // The optimizer's step with the learning rate of `clock` (the gradient's iteration).
+  void Update(KeyState& k, const float* grad, double grad_scale, int64_t clock);
   // Carries out the switches the key has reached and replays what they held; then serves the
   // pulls that became ready.
   void Advance(KeyState& k);
