@@ -6,14 +6,18 @@
 //
 // The corpus's entries, in file order, make one token stream (a word-level vocabulary of the
 // --vocab most frequent words); sequence i is [CLS], --length - 2 tokens from i x (length - 2),
-// [SEP], with 15% of its tokens masked by (--mask-seed, i). The last 5% of the sequences are held
-// out: worker 0 reports masked-token accuracy on them. Everything else (--sync, --policy,
+// [SEP], with 15% of its tokens masked: afresh each time it is trained on (RoBERTa's dynamic
+// masking; by the computation's seed, so a moved task or a resumed job masks alike), and once for
+// all by (--mask-seed, i) in the last 5%, held out: worker 0 reports masked-token accuracy there.
+// Everything else (--sync, --policy,
 // --scenario, --tasks, --checkpoint-dir, --synthetic, ...) is the shared loop's:
 // apps/common/training_job.cc.
 #include <gflags/gflags.h>
 
 #include <algorithm>
 #include <memory>
+#include <numeric>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -32,7 +36,7 @@ DEFINE_int32(heads, 4, "small: attention heads (divide --hidden)");
 DEFINE_int32(vocab, 8192, "small: vocabulary size, the special tokens included");
 DEFINE_int32(length, 64, "tokens per sequence, [CLS] and [SEP] included");
 DEFINE_double(dropout, 0.1, "dropout of the embeddings, attention and feed-forward");
-DEFINE_uint64(mask_seed, 1, "which tokens each sequence masks");
+DEFINE_uint64(mask_seed, 1, "which tokens the held-out sequences mask");
 DEFINE_int32(eval_sequences, 512, "held-out sequences worker 0 evaluates");
 DEFINE_int32(threads, 1, "torch threads per worker");
 DEFINE_string(data, pacer::apps::kFortunesDir, "the fortunes folder");
@@ -78,14 +82,19 @@ class BertWorkload : public Workload {
       stream_.insert(stream_.end(), ids.begin(), ids.end());
     }
     const size_t sequences = stream_.size() / (FLAGS_length - 2);
-    train_sequences_ = sequences - sequences / 20;
+    // Neighbouring sequences come from one fortune file (one topic): minibatches of consecutive
+    // ones make a noisy descent, so training sample r is the r-th of a fixed shuffle.
+    order_.resize(sequences - sequences / 20);
+    std::iota(order_.begin(), order_.end(), int64_t{0});
+    std::shuffle(order_.begin(), order_.end(), std::mt19937_64(FLAGS_mask_seed));
+    const size_t train_sequences = order_.size();
     if (evaluator) {
       std::vector<int64_t> held_out;
-      for (size_t i = train_sequences_;
+      for (size_t i = train_sequences;
            i < sequences && held_out.size() < static_cast<size_t>(FLAGS_eval_sequences); ++i) {
         held_out.push_back(static_cast<int64_t>(i));
       }
-      held_out_ = Mask(held_out);
+      held_out_ = Mask(held_out, FLAGS_mask_seed);
     }
   }
 
@@ -95,26 +104,28 @@ class BertWorkload : public Workload {
                : "bert-" + std::to_string(FLAGS_layers) + "x" + std::to_string(FLAGS_hidden);
   }
   const std::vector<Parameter>& parameters() const override { return model_.parameters(); }
-  size_t train_size() const override { return train_sequences_; }
+  size_t train_size() const override { return order_.size(); }
   void ZeroGrad() override { model_.ZeroGrad(); }
   void ScaleGrad(float factor) override { model_.ScaleGrad(factor); }
   double Backward(const std::vector<size_t>& rows, uint64_t seed) override {
-    return model_.Backward(Mask(std::vector<int64_t>(rows.begin(), rows.end())), seed).loss;
+    std::vector<int64_t> ids;
+    for (size_t r : rows) ids.push_back(order_.at(r));
+    return model_.Backward(Mask(ids, seed), seed).loss;
   }
   double Evaluate() override { return model_.Evaluate(held_out_).accuracy; }
   void Save(const std::string& path) override { model_.Save(path); }
   void Load(const std::string& path) override { model_.Load(path); }
 
  private:
-  MaskedBatch Mask(const std::vector<int64_t>& ids) const {
+  MaskedBatch Mask(const std::vector<int64_t>& ids, uint64_t seed) const {
     return MaskSequences(stream_, ids, FLAGS_length, options_.vocab, Tokenizer::kCls,
-                         Tokenizer::kSep, Tokenizer::kMask, Tokenizer::kSpecial, FLAGS_mask_seed);
+                         Tokenizer::kSep, Tokenizer::kMask, Tokenizer::kSpecial, seed);
   }
 
   const BertOptions options_;
   Bert model_;
   std::vector<int32_t> stream_;
-  size_t train_sequences_ = 0;
+  std::vector<int64_t> order_;  // the training sequences, shuffled
   MaskedBatch held_out_;
 };
 

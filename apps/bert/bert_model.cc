@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "tokenizer.h"
+#include "torch_module.h"
 
 namespace pacer {
 namespace apps {
@@ -165,12 +166,7 @@ Bert::Bert(const BertOptions& options) {
   torch::set_num_threads(options.threads);
   torch::manual_seed(options.seed);
   net_ = std::make_unique<Net>(options);
-  for (auto& item : net_->named_parameters()) {
-    torch::Tensor& p = item.value();
-    p.mutable_grad() = torch::zeros_like(p);
-    parameters_.push_back({item.key(), p.data_ptr<float>(), p.mutable_grad().data_ptr<float>(),
-                           static_cast<size_t>(p.numel())});
-  }
+  parameters_ = ExposeParameters(*net_);
 }
 
 Bert::~Bert() = default;
@@ -181,13 +177,8 @@ int64_t Bert::parameter_count() const {
   return n;
 }
 
-void Bert::ZeroGrad() {
-  for (auto& p : net_->parameters()) p.mutable_grad().zero_();
-}
-
-void Bert::ScaleGrad(float factor) {
-  for (auto& p : net_->parameters()) p.mutable_grad().mul_(factor);
-}
+void Bert::ZeroGrad() { apps::ZeroGrad(*net_); }
+void Bert::ScaleGrad(float factor) { apps::ScaleGrad(*net_, factor); }
 
 Bert::Score Bert::Run(const MaskedBatch& batch, bool train) {
   const size_t size = static_cast<size_t>(batch.sequences) * static_cast<size_t>(batch.length);
@@ -236,63 +227,8 @@ Bert::Score Bert::Evaluate(const MaskedBatch& batch) {
   return Run(batch, /*train=*/false);
 }
 
-namespace {
-
-// c10::Error's what() carries a backtrace after its first line, the message.
-std::runtime_error Failure(const std::string& what, const std::exception& e) {
-  const std::string why = e.what();
-  return std::runtime_error(what + ": " + why.substr(0, why.find('\n')));
-}
-
-// Module::load would point the module's tensors at the loaded storage (Tensor::set_), moving the
-// values away from the addresses handed out by parameters(): copy into them instead.
-void LoadInto(nn::Module& module, torch::serialize::InputArchive& archive,
-              const std::string& prefix) {
-  auto copy = [&](const std::string& name, torch::Tensor& into, bool is_buffer) {
-    torch::Tensor loaded;
-    archive.read(name, loaded, is_buffer);
-    if (!loaded.sizes().equals(into.sizes())) {
-      std::ostringstream why;
-      why << prefix << name << " has shape " << loaded.sizes() << ", the model " << into.sizes();
-      throw std::runtime_error(why.str());
-    }
-    into.copy_(loaded);
-  };
-  for (auto& item : module.named_parameters(/*recurse=*/false)) {
-    copy(item.key(), item.value(), /*is_buffer=*/false);
-  }
-  for (auto& item : module.named_buffers(/*recurse=*/false)) {
-    copy(item.key(), item.value(), /*is_buffer=*/true);
-  }
-  for (auto& child : module.named_children()) {
-    torch::serialize::InputArchive child_archive;
-    archive.read(child.key(), child_archive);
-    LoadInto(*child.value(), child_archive, prefix + child.key() + ".");
-  }
-}
-
-}  // namespace
-
-void Bert::Save(const std::string& path) const {
-  try {
-    torch::serialize::OutputArchive archive;
-    net_->save(archive);
-    archive.save_to(path);
-  } catch (const std::exception& e) {
-    throw Failure("cannot save the BERT model to " + path, e);
-  }
-}
-
-void Bert::Load(const std::string& path) {
-  try {
-    torch::serialize::InputArchive archive;
-    archive.load_from(path);
-    torch::NoGradGuard no_grad;
-    LoadInto(*net_, archive, "");
-  } catch (const std::exception& e) {
-    throw Failure("cannot load the BERT model from " + path, e);
-  }
-}
+void Bert::Save(const std::string& path) const { SaveModuleState(*net_, path); }
+void Bert::Load(const std::string& path) { LoadModuleState(*net_, path); }
 
 }  // namespace apps
 }  // namespace pacer

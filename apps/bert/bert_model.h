@@ -61,9 +61,7 @@ class Bert {
   // The same score in evaluation mode (no dropout), computing no gradient.
   Score Evaluate(const MaskedBatch& batch);
 
-  // The module's whole state to a file (torch::save's format) and back into the same tensors (the
-  // addresses in parameters() stay valid). Throw std::runtime_error naming the path on failure,
-  // e.g. a file saved from other shapes.
+  // The module's whole state to a file and back into the same tensors (see torch_module.h).
   void Save(const std::string& path) const;
   void Load(const std::string& path);
 

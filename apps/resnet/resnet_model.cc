@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "module_state.h"
+#include "torch_module.h"
 
 namespace pacer {
 namespace apps {
@@ -126,23 +126,13 @@ ResNet::ResNet(const ResNetOptions& options) {
   torch::set_num_threads(options.threads);
   torch::manual_seed(options.seed);
   net_ = std::make_unique<Net>(options);
-  for (auto& item : net_->named_parameters()) {
-    torch::Tensor& p = item.value();
-    p.mutable_grad() = torch::zeros_like(p);
-    parameters_.push_back({item.key(), p.data_ptr<float>(), p.mutable_grad().data_ptr<float>(),
-                           static_cast<size_t>(p.numel())});
-  }
+  parameters_ = ExposeParameters(*net_);
 }
 
 ResNet::~ResNet() = default;
 
-void ResNet::ZeroGrad() {
-  for (auto& p : net_->parameters()) p.mutable_grad().zero_();
-}
-
-void ResNet::ScaleGrad(float factor) {
-  for (auto& p : net_->parameters()) p.mutable_grad().mul_(factor);
-}
+void ResNet::ZeroGrad() { apps::ZeroGrad(*net_); }
+void ResNet::ScaleGrad(float factor) { apps::ScaleGrad(*net_, factor); }
 
 double ResNet::Backward(const float* images, const int* labels, int n) {
   net_->train();

@@ -42,7 +42,7 @@ class ResNet {
   double Backward(const float* images, const int* labels, int n);
   // The fraction classified right, in evaluation mode (running statistics).
   double Accuracy(const float* images, const int* labels, int n);
-  // Parameters and batch-norm statistics to a file and back (see module_state.h).
+  // Parameters and batch-norm statistics to a file and back (see torch_module.h).
   void Save(const std::string& path) const;
   void Load(const std::string& path);
 

@@ -62,15 +62,6 @@ Model Reference(const Dataset& data, const SoftmaxRegression& model, int workers
   return m;
 }
 
-double RelativeDistance(const std::vector<float>& a, const std::vector<float>& b) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff += (a[i] - b[i]) * static_cast<double>(a[i] - b[i]);
-    norm += b[i] * static_cast<double>(b[i]);
-  }
-  return std::sqrt(diff / norm);
-}
-
 // SSP's read rule from the workers' own clocks: when worker j started clock c, every worker had
 // issued its push of clock c - s - 1. Returns the largest gap seen between a worker starting a
 // clock and the slowest worker's pushes issued by then.
@@ -239,6 +230,15 @@ void Train(Session& session, const TrainingOptions& o, const WorkerGather& gathe
 }
 
 }  // namespace
+
+double RelativeDistance(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff += (a[i] - b[i]) * static_cast<double>(a[i] - b[i]);
+    norm += b[i] * static_cast<double>(b[i]);
+  }
+  return std::sqrt(diff / norm);
+}
 
 std::vector<TrainingCase> TrainingCases() {
   std::vector<TrainingCase> cases;

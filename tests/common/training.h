@@ -51,6 +51,9 @@ struct TrainingCase {
 };
 std::vector<TrainingCase> TrainingCases();
 
+// |a - b| / |b| over all elements: how far a run's parameters are from a reference's.
+double RelativeDistance(const std::vector<float>& a, const std::vector<float>& b);
+
 // `base` with what a TrainingCase needs: its mode, SGD at options.lr, its partition size, a
 // small scheduling credit (so priorities matter) and a one-minute timeout.
 Config TrainingConfig(Config base, const TrainingCase& c);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/training.h"
 #include "local_job.h"
 #include "pacer/error.h"
 #include "pacer/gradient_sync.h"
@@ -105,15 +106,6 @@ std::vector<float> Train(const std::string& mode, const Segment& segment) {
   return result;
 }
 
-double RelativeDistance(const std::vector<float>& a, const std::vector<float>& b) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff += (a[i] - b[i]) * static_cast<double>(a[i] - b[i]);
-    norm += b[i] * static_cast<double>(b[i]);
-  }
-  return std::sqrt(diff / norm);
-}
-
 std::string TempPath(const std::string& name) {
   return ::testing::TempDir() + "/pacer-" + std::to_string(getpid()) + "-" + name;
 }
@@ -129,8 +121,8 @@ TEST_P(ResumeTest, AResumedJobEndsAsAnUninterruptedOne) {
   const std::vector<float> first = Train(mode, {"", kIterations / 2, path});
   const std::vector<float> resumed = Train(mode, {path, kIterations, ""});
   ASSERT_EQ(resumed.size(), whole.size());
-  EXPECT_GT(RelativeDistance(first, whole), 1e-2) << "the first half did not stop early";
-  EXPECT_LE(RelativeDistance(resumed, whole), 1e-5);
+  EXPECT_GT(testing::RelativeDistance(first, whole), 1e-2) << "the first half did not stop early";
+  EXPECT_LE(testing::RelativeDistance(resumed, whole), 1e-5);
   std::remove(path.c_str());
 }
 

@@ -1,6 +1,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "model_parameter.h"
 
 namespace torch {
 namespace nn {
@@ -10,6 +13,12 @@ class Module;
 
 namespace pacer {
 namespace apps {
+
+// A libtorch module's tensors as the apps hand them to GradientSync: each trainable tensor with a
+// gradient allocated now (zeros), so that both stay at their addresses for the module's life.
+std::vector<Parameter> ExposeParameters(torch::nn::Module& module);
+void ZeroGrad(torch::nn::Module& module);
+void ScaleGrad(torch::nn::Module& module, float factor);
 
 // A libtorch module's parameters and buffers (batch norm's statistics) to a file and back, for
 // the apps' checkpoints. Loading copies into the tensors in place: GradientSync holds their
