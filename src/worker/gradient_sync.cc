@@ -82,6 +82,8 @@ class GradientSync::Impl {
   const TensorLayout::Unit& unit(int u) const { return layout_.units()[u]; }
   // Before the first request: every unit's staging.
   void PrepareRequests();
+  // Worker 0's part of Checkpoint: every key's whole state, from the servers.
+  std::vector<std::pair<Key, std::vector<uint8_t>>> PullKeyStates();
   // Worker 0's part of Resume: the servers install the file's records.
   void RestoreServers(const std::string& path);
   // --inject=worker:N:compute=Mx: the compute since the last mark takes M times as long.
@@ -150,39 +152,11 @@ void GradientSync::Impl::Checkpoint(const std::string& path) {
     CheckpointFile file;
     file.clock = clock_;
     file.optimizer = session_.config().optimizer;
-    for (const TensorLayout::Tensor& t : layout_.tensors())
+    for (const TensorLayout::Tensor& t : layout_.tensors()) {
       file.tensors.emplace_back(t.name, t.count);
-    std::vector<Key> keys;
-    for (const TensorLayout::Unit& u : layout_.units()) keys.push_back(u.key);
-    std::vector<uint8_t> bytes;
-    std::vector<int32_t> lens;
-    detail::Request request{detail::Operation::kPull,
-                            Buffer(keys.data(), keys.size() * sizeof(Key)),
-                            {},
-                            {},
-                            {},
-                            nullptr,
-                            0,
-                            {}};
-    request.sync.clock = clock_;
-    request.sync.state = true;
-    request.destination.values = [&](size_t n) {
-      bytes.resize(n);
-      return bytes.data();
-    };
-    request.destination.lengths = [&](size_t n) {
-      lens.resize(n);
-      return lens.data();
-    };
+    }
     try {
-      kv_.Wait(kv_.Submit(std::move(request)));
-      size_t offset = 0;
-      for (size_t i = 0; i < keys.size(); ++i) {
-        const size_t n = static_cast<size_t>(lens[i]) * sizeof(float);
-        file.records.emplace_back(
-            keys[i], std::vector<uint8_t>(bytes.begin() + offset, bytes.begin() + offset + n));
-        offset += n;
-      }
+      file.records = PullKeyStates();
       file.Write(path);
     } catch (const Error& e) {
       error = e.what();
@@ -190,6 +164,41 @@ void GradientSync::Impl::Checkpoint(const std::string& path) {
   }
   session_.Barrier(kWorkerGroup);  // the state is saved before anyone pushes clock_
   if (!error.empty()) throw Error(StrCat("checkpoint at clock ", clock_, ": ", error));
+}
+
+std::vector<std::pair<Key, std::vector<uint8_t>>> GradientSync::Impl::PullKeyStates() {
+  std::vector<Key> keys;
+  for (const TensorLayout::Unit& u : layout_.units()) keys.push_back(u.key);
+  std::vector<uint8_t> bytes;
+  std::vector<int32_t> lens;
+  detail::Request request{detail::Operation::kPull,
+                          Buffer(keys.data(), keys.size() * sizeof(Key)),
+                          {},
+                          {},
+                          {},
+                          nullptr,
+                          0,
+                          {}};
+  request.sync.clock = clock_;
+  request.sync.state = true;
+  request.destination.values = [&](size_t n) {
+    bytes.resize(n);
+    return bytes.data();
+  };
+  request.destination.lengths = [&](size_t n) {
+    lens.resize(n);
+    return lens.data();
+  };
+  kv_.Wait(kv_.Submit(std::move(request)));
+  std::vector<std::pair<Key, std::vector<uint8_t>>> states;
+  size_t offset = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const size_t n = static_cast<size_t>(lens[i]) * sizeof(float);
+    states.emplace_back(keys[i],
+                        std::vector<uint8_t>(bytes.begin() + offset, bytes.begin() + offset + n));
+    offset += n;
+  }
+  return states;
 }
 
 void GradientSync::Impl::RestoreServers(const std::string& path) {
