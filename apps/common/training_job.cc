@@ -314,11 +314,13 @@ int RunTrainingApp(int argc, char** argv, const TrainingApp& app) {
                         ? MakePlan(model->train_size(), size - first_worker).planned
                         : 0;
   MPI_Bcast(&planned, 1, MPI_INT64_T, first_worker, MPI_COMM_WORLD);
-  if (!FLAGS_lr_decay_at.empty() && !FLAGS_synthetic) {
-    if (config.optimizer.find("lr_steps") != std::string::npos) {
-      throw std::invalid_argument("--lr-decay-at with --optimizer=" + config.optimizer +
-                                  ", which has its own lr_steps");
-    }
+  // An --optimizer with its own lr_steps overrides the app's default schedule, not a given one.
+  const bool own_steps = config.optimizer.find("lr_steps") != std::string::npos;
+  if (own_steps && !gflags::GetCommandLineFlagInfoOrDie("lr_decay_at").is_default) {
+    throw std::invalid_argument("--lr-decay-at with --optimizer=" + config.optimizer +
+                                ", which has its own lr_steps");
+  }
+  if (!FLAGS_lr_decay_at.empty() && !FLAGS_synthetic && !own_steps) {
     config.optimizer += (config.optimizer.find(':') == std::string::npos ? ":" : ",") +
                         std::string("lr_steps=") + LearningRateSteps(planned);
   }
