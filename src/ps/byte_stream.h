@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "pacer/buffer.h"
 #include "pacer/error.h"
 #include "ps/str_cat.h"
 
@@ -107,5 +108,18 @@ class ByteReader {
   size_t offset_ = 0;
   std::string what_;
 };
+
+// A record in the two passes: `encode(ByteWriter&)` counts its bytes, then writes them into
+// memory from `allocate(bytes, &writable)` (a recycled buffer, or Buffer::Allocate).
+template <typename Allocate, typename Encode>
+Buffer EncodeRecord(const Allocate& allocate, const Encode& encode) {
+  ByteWriter size;
+  encode(size);
+  uint8_t* memory = nullptr;
+  Buffer record = allocate(size.size(), &memory);
+  ByteWriter out(memory, size.size());
+  encode(out);
+  return record;
+}
 
 }  // namespace pacer

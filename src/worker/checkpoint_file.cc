@@ -36,11 +36,7 @@ std::string SystemError() { return std::strerror(errno); }
 }  // namespace
 
 void CheckpointFile::Write(const std::string& path) const {
-  ByteWriter size;
-  Encode(*this, size);
-  std::vector<uint8_t> bytes(size.size());
-  ByteWriter out(bytes.data(), bytes.size());
-  Encode(*this, out);
+  const Buffer bytes = EncodeRecord(Buffer::Allocate, [&](ByteWriter& out) { Encode(*this, out); });
   const std::string partial = path + ".partial";
   {
     std::ofstream file(partial, std::ios::binary | std::ios::trunc);

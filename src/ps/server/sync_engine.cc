@@ -326,13 +326,8 @@ std::vector<SyncEngine::KeyRecord> SyncEngine::Export(const std::function<bool(K
     }
     const KeyState& k = it->second;
     if (k.params) {
-      ByteWriter size;
-      EncodeKey(k, size);
-      uint8_t* memory = nullptr;
-      Buffer record = allocate_(size.size(), &memory);
-      ByteWriter out(memory, size.size());
-      EncodeKey(k, out);
-      records.push_back({it->first, std::move(record)});
+      records.push_back(
+          {it->first, EncodeRecord(allocate_, [&](ByteWriter& out) { EncodeKey(k, out); })});
     }
     it = keys_.erase(it);
   }
@@ -416,18 +411,11 @@ Buffer SyncEngine::Checkpoint(Key key) const {
                          " (every worker must be between iterations)"));
     }
   }
-  auto encode = [&](ByteWriter& out) {
+  return EncodeRecord(allocate_, [&](ByteWriter& out) {
     out.Put(k.version);
     out.Put(k.complete);
     k.params->Encode(out);
-  };
-  ByteWriter size;
-  encode(size);
-  uint8_t* memory = nullptr;
-  Buffer record = allocate_(size.size(), &memory);
-  ByteWriter out(memory, size.size());
-  encode(out);
-  return record;
+  });
 }
 
 void SyncEngine::Resume(Key key, const Buffer& record) {
