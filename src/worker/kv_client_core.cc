@@ -385,7 +385,8 @@ void KVClientCore::Wait(int timestamp) {
   auto timeout =
       std::chrono::milliseconds(static_cast<int64_t>(state_->session.config().timeout_s * 1000));
   try {
-    state_->tracker.Wait(timestamp, timeout, /*throw_on_timeout=*/true, &state_->spin);
+    state_->tracker.Wait(timestamp, timeout, /*throw_on_timeout=*/true, &state_->spin,
+                         &state_->session.transport());
   } catch (const TimeoutError&) {
     std::lock_guard<std::mutex> lock(state_->mu);
     // Late responses are dropped; values already being received in place still land (see
@@ -396,7 +397,8 @@ void KVClientCore::Wait(int timestamp) {
 }
 
 bool KVClientCore::Wait(int timestamp, std::chrono::milliseconds timeout) {
-  return state_->tracker.Wait(timestamp, timeout, /*throw_on_timeout=*/false, &state_->spin);
+  return state_->tracker.Wait(timestamp, timeout, /*throw_on_timeout=*/false, &state_->spin,
+                              &state_->session.transport());
 }
 
 }  // namespace detail

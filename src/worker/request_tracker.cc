@@ -48,7 +48,7 @@ void RequestTracker::Finish(int timestamp, const std::string& error) {
 }
 
 bool RequestTracker::Wait(int timestamp, std::chrono::milliseconds timeout, bool throw_on_timeout,
-                          SpinPolicy* spin) {
+                          SpinPolicy* spin, Transport* transport) {
   const auto start = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mu_);
   auto it = entries_.find(timestamp);
@@ -59,18 +59,19 @@ bool RequestTracker::Wait(int timestamp, std::chrono::milliseconds timeout, bool
     throw Error(s.str());
   }
   const std::chrono::microseconds budget = spin ? spin->Budget() : std::chrono::microseconds(0);
-  if (budget.count() > 0 && !it->second.finished) {
+  const auto deadline = start + timeout;
+  if (!it->second.finished) {
     // Only this waiter erases the entry, so it stays put while we poll without the lock.
     const std::atomic<bool>& finished = it->second.finished;
+    auto done = [&finished] { return finished.load(std::memory_order_acquire); };
     lock.unlock();
-    const auto deadline = start + std::min<std::chrono::microseconds>(budget, timeout);
-    while (!finished.load(std::memory_order_acquire) &&
-           std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::yield();
+    if (!(transport && transport->PollUntil(done, deadline, budget))) {
+      const auto spin_end = start + std::min<std::chrono::microseconds>(budget, timeout);
+      while (!done() && std::chrono::steady_clock::now() < spin_end) std::this_thread::yield();
     }
     lock.lock();
   }
-  if (!finished_.wait_for(lock, timeout, [&] { return it->second.finished.load(); })) {
+  if (!finished_.wait_until(lock, deadline, [&] { return it->second.finished.load(); })) {
     if (!throw_on_timeout) return false;
     std::ostringstream s;
     s << "request " << timestamp << " on rank " << rank_ << " not finished after "

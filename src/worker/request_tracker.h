@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ps/spin_policy.h"
+#include "ps/transport/transport.h"
 
 namespace pacer {
 
@@ -36,9 +37,10 @@ class RequestTracker {
   // `throw_on_timeout`, a timeout throws TimeoutError and abandons the request (late parts are
   // dropped); otherwise a timeout returns false and the request stays. With a spin policy, polls
   // for its budget before blocking (waking a blocked thread costs tens of microseconds), and
-  // records how long the wait took. One waiter per request.
+  // records how long the wait took; with a `transport` that can, it polls and blocks in the
+  // transport, receiving the reply on this thread (Transport::PollUntil). One waiter per request.
   bool Wait(int timestamp, std::chrono::milliseconds timeout, bool throw_on_timeout,
-            SpinPolicy* spin = nullptr);
+            SpinPolicy* spin = nullptr, Transport* transport = nullptr);
 
  private:
   struct Entry {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -42,6 +43,16 @@ class Transport {
                          SendCallback on_sent) = 0;
   // Collective: completes this rank's sends, waits for every rank to get here, stops receiving.
   virtual void Stop() = 0;
+
+  // Lets a thread that waits for a reply receive it itself: polls the transport on the calling
+  // thread (running handlers there) until `done` returns true or `deadline` passes, spinning for
+  // up to `spin` after the last activity before it blocks. Returns false, at once, where the
+  // transport cannot (the caller then waits its own way). Must not be called from a handler.
+  virtual bool PollUntil(const std::function<bool()>& /*done*/,
+                         std::chrono::steady_clock::time_point /*deadline*/,
+                         std::chrono::microseconds /*spin*/) {
+    return false;
+  }
 
  protected:
   // Throws Error naming the rank when `dst` is not a rank of this job.

@@ -4,6 +4,7 @@
 #include <ucp/api/ucp.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -21,10 +22,13 @@ namespace pacer {
 // the payload is sent as it lies (contiguous, or an iov: no gathering copy); payloads of at least
 // rndv_threshold go by rendezvous, fetched by the receiver straight into a pooled buffer.
 //
-// Only the progress thread touches UCX (its worker runs in single-thread mode, without locks):
-// other threads queue their sends and wake it. It polls for at most spin_us after the last
-// activity, then blocks on the worker's event fd, so idle ranks leave the cores to busy ones.
-// Throws Error if UCX does not initialize.
+// One thread at a time drives UCX (its worker runs in serialized mode, without UCX's own locks):
+// whoever holds progress_mu_. Usually that is the progress thread, which polls for at most spin_us
+// after the last activity, then blocks on the worker's event fd, so idle ranks leave the cores to
+// busy ones. A thread waiting for a reply drives it instead (PollUntil) while the progress thread
+// steps aside: the reply is handled where it is awaited, and a 2-core host keeps one polling
+// thread per process, not two. A sending thread posts its send itself when no one else is driving,
+// else queues it for the driver. Throws Error if UCX does not initialize.
 class UcxTransport : public Transport {
  public:
   // Takes ownership of `comm`.
@@ -38,6 +42,8 @@ class UcxTransport : public Transport {
   void SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                  SendCallback on_sent) override;
   void Stop() override;
+  bool PollUntil(const std::function<bool()>& done, std::chrono::steady_clock::time_point deadline,
+                 std::chrono::microseconds spin) override;
 
  private:
   struct SendContext;
@@ -53,7 +59,10 @@ class UcxTransport : public Transport {
   void StartRndvReceive(RndvReceive* rndv);
   void FinishRndvReceive(RndvReceive* rndv, ucs_status_t status);
   void ProgressLoop();
+  // One pass of UCX progress and of the work it found; the caller holds progress_mu_.
+  bool Drive();
   bool RunDeferredWork();
+  void PostQueuedSends();
   bool HasQueuedSends();
   void CloseEndpoints();
 
@@ -77,6 +86,8 @@ class UcxTransport : public Transport {
   std::thread progress_thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> sleeping_{false};  // the progress thread is (about to be) blocked
+  std::mutex progress_mu_;             // held by the thread driving UCX
+  std::atomic<int> waiters_{0};        // threads in PollUntil; the progress thread steps aside
   bool started_ = false;
   bool stopped_ = false;
 
@@ -84,8 +95,8 @@ class UcxTransport : public Transport {
   std::mutex queue_mu_;
   std::vector<SendContext*> queued_sends_;
 
-  // Work found inside UCX callbacks, run by the progress loop outside them, so that handlers and
-  // completion callbacks may call Send. Progress thread only.
+  // Work found inside UCX callbacks, run by the driver outside them, so that handlers and
+  // completion callbacks may call Send. Guarded by progress_mu_.
   std::vector<Message> received_;
   std::vector<RndvReceive*> rndv_to_start_;
   std::vector<std::pair<RndvReceive*, ucs_status_t>> rndv_done_;
