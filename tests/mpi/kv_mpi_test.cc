@@ -1,8 +1,14 @@
 // Push/pull between processes over the transport given on the command line.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+#include <vector>
+
 #include "../common/scenarios.h"
 #include "mpi_test_config.h"
+#include "pacer/kv_server.h"
+#include "pacer/kv_worker.h"
 #include "pacer/session.h"
 
 namespace pacer {
@@ -55,6 +61,34 @@ TEST(KVMpiTest, PullsWithChangingLengthsLandInPlace) {
 TEST(KVMpiTest, RequestsBeforeTheServerExistsAreServed) {
   Session session(MpiTestConfig());
   testing::RequestsBeforeServerStarts(session);
+  session.Finalize();
+}
+
+// Over UCX the thread that waits for a reply receives it (Transport::PollUntil), so a request's
+// callback runs on that thread; over MPI the progress thread runs it. The server answers late, so
+// the reply surely arrives while the worker waits.
+TEST(KVMpiTest, TheWaitingThreadReceivesItsReply) {
+  Session session(MpiTestConfig());
+  if (session.is_server()) {
+    KVServer<float> server(
+        session, [](const RequestMeta& meta, const KVRequest<float>&, KVServer<float>* self) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          self->Response(meta);
+        });
+    session.Finalize();
+    return;
+  }
+  if (session.is_worker()) {
+    KVWorker<float> kv(session);
+    const std::vector<Key> keys = {Key(session.role_index())};
+    const std::vector<float> vals(16, 1.0f);
+    std::thread::id ran_on;
+    for (int round = 0; round < 3; ++round) {
+      kv.Wait(kv.ZPush(keys, vals, {}, 0, [&ran_on] { ran_on = std::this_thread::get_id(); }));
+      EXPECT_EQ(ran_on == std::this_thread::get_id(), session.transport_name() == "ucx")
+          << "round " << round << " over " << session.transport_name();
+    }
+  }
   session.Finalize();
 }
 
