@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "pacer/error.h"
+#include "ps/transport/transport.h"
 
 namespace pacer {
 

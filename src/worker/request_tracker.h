@@ -9,9 +9,10 @@
 #include <string>
 
 #include "ps/spin_policy.h"
-#include "ps/transport/transport.h"
 
 namespace pacer {
+
+class Transport;
 
 // Timestamps of a KVWorker's requests and the parts each still waits for (sends to complete,
 // responses to arrive). When the last part is in, the owner finishes the request (assembles pulled

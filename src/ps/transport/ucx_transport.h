@@ -20,7 +20,7 @@ namespace pacer {
 // UCP active messages between all ranks of an MPI communicator. Endpoints are created from worker
 // addresses exchanged with MPI_Allgatherv. The wire header rides in the active message's header and
 // the payload is sent as it lies (contiguous, or an iov: no gathering copy); payloads of at least
-// rndv_threshold go by rendezvous, fetched by the receiver straight into a pooled buffer.
+// rndv_threshold go by rendezvous, written by the sender (UCX put) straight into a pooled buffer.
 //
 // One thread at a time drives UCX (its worker runs in serialized mode, without UCX's own locks):
 // whoever holds progress_mu_. Usually that is the progress thread, which polls for at most spin_us
@@ -62,7 +62,7 @@ class UcxTransport : public Transport {
   // One pass of UCX progress and of the work it found; the caller holds progress_mu_.
   bool Drive();
   bool RunDeferredWork();
-  void PostQueuedSends();
+  bool PostQueuedSends();  // returns whether it posted any
   bool HasQueuedSends();
   void CloseEndpoints();
 
