@@ -5,11 +5,17 @@
 #include <new>
 #include <vector>
 
+#include "ps/huge_pages.h"
+
 namespace pacer {
 namespace {
 
-constexpr int kMinClass = 12;  // 4 KiB
+constexpr int kMinClass = 12;        // 4 KiB
+constexpr int kMinCarvedClass = 18;  // 256 KiB
+constexpr int kHugePageClass = 21;   // kHugePageBytes
 constexpr int kClasses = 48;
+
+static_assert(size_t{1} << kHugePageClass == kHugePageBytes);
 
 int ClassOf(size_t size) {
   int c = kMinClass;
@@ -17,14 +23,24 @@ int ClassOf(size_t size) {
   return c;
 }
 
+bool Carved(int c) { return c >= kMinCarvedClass && c < kHugePageClass; }
+
+void* AllocateHuge(size_t bytes) {
+  void* p = AllocateOnHugePages(bytes);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
 }  // namespace
 
 struct BufferPool::State {
   explicit State(size_t max) : max_cached(max), free_lists(kClasses) {}
   ~State() {
-    for (auto& list : free_lists) {
-      for (void* p : list) std::free(p);
+    for (int c = 0; c < kClasses; ++c) {
+      if (Carved(c)) continue;  // their memory is the slabs'
+      for (void* p : free_lists[c]) std::free(p);
     }
+    for (void* slab : slabs) std::free(slab);
   }
 
   void* Take(int c) {
@@ -33,10 +49,12 @@ struct BufferPool::State {
       if (!free_lists[c].empty()) {
         void* p = free_lists[c].back();
         free_lists[c].pop_back();
-        cached -= size_t{1} << c;
+        if (!Carved(c)) cached -= size_t{1} << c;
         return p;
       }
     }
+    if (c >= kHugePageClass) return AllocateHuge(size_t{1} << c);
+    if (Carved(c)) return CarveSlab(c);
     void* p = std::aligned_alloc(64, size_t{1} << c);
     if (p == nullptr) throw std::bad_alloc();
     return p;
@@ -45,6 +63,10 @@ struct BufferPool::State {
   void Give(void* p, int c) {
     {
       std::lock_guard<std::mutex> lock(mu);
+      if (Carved(c)) {
+        free_lists[c].push_back(p);
+        return;
+      }
       if (cached + (size_t{1} << c) <= max_cached) {
         free_lists[c].push_back(p);
         cached += size_t{1} << c;
@@ -54,10 +76,23 @@ struct BufferPool::State {
     std::free(p);
   }
 
+  // Cuts a fresh huge-page slab into buffers of class c: returns the first, keeps the others
+  // (the next Take gets the one right after it).
+  void* CarveSlab(int c) {
+    auto* slab = static_cast<uint8_t*>(AllocateHuge(size_t{1} << kHugePageClass));
+    const size_t size = size_t{1} << c;
+    const size_t pieces = size_t{1} << (kHugePageClass - c);
+    std::lock_guard<std::mutex> lock(mu);
+    slabs.push_back(slab);
+    for (size_t i = pieces; i-- > 1;) free_lists[c].push_back(slab + i * size);
+    return slab;
+  }
+
   const size_t max_cached;
   std::mutex mu;
   std::vector<std::vector<void*>> free_lists;
-  size_t cached = 0;
+  std::vector<void*> slabs;
+  size_t cached = 0;  // bytes in the free lists of classes that are not carved
 };
 
 BufferPool::BufferPool(size_t max_cached_bytes)

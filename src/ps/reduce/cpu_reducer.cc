@@ -1,7 +1,5 @@
 #include "ps/reduce/cpu_reducer.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -10,6 +8,7 @@
 #include <thread>
 
 #include "pacer/error.h"
+#include "ps/huge_pages.h"
 #include "ps/reduce/operand_checks.h"
 #include "ps/reduce/thread_pool.h"
 
@@ -22,7 +21,6 @@ constexpr size_t kMinBytesPerThread = 512 * 1024;
 // Outputs at least this large that alias no input are written with non-temporal stores, which
 // skip reading each line before writing it (a third less traffic for a two-input sum).
 constexpr size_t kStreamOutputBytes = 4 << 20;
-constexpr size_t kHugePageBytes = 2 << 20;
 // Thread ranges start on multiples of this many elements: whole cache lines for every type.
 constexpr size_t kPartAlignment = 64;
 
@@ -93,11 +91,10 @@ class CpuReducer final : public Reducer {
   // Large buffers on transparent huge pages: hardware prefetchers stop at page boundaries, and a
   // sum over many 4 KiB-paged inputs restarts every stream each 4 KiB.
   void* Allocate(size_t bytes) override {
-    const size_t alignment = bytes >= kHugePageBytes ? kHugePageBytes : 64;
-    const size_t rounded = (bytes + alignment - 1) / alignment * alignment;
-    void* p = std::aligned_alloc(alignment, std::max<size_t>(rounded, alignment));
+    void* p = bytes >= kHugePageBytes
+                  ? AllocateOnHugePages(bytes)
+                  : std::aligned_alloc(64, std::max<size_t>((bytes + 63) / 64 * 64, 64));
     if (p == nullptr) throw Error("CPU reducer: cannot allocate " + std::to_string(bytes) + " B");
-    if (alignment == kHugePageBytes) madvise(p, rounded, MADV_HUGEPAGE);  // a hint: may be ignored
     return p;
   }
   void Free(void* p) override { std::free(p); }
