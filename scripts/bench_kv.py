@@ -20,6 +20,7 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
            OMP_NUM_THREADS="1")
 TCP = {"UCX_TLS": "tcp", "UCX_NET_DEVICES": "lo"}
 MIB = 1 << 20
+REFERENCE_BYTES = 1 << 30  # what ucx_perftest moves per size (up to 20000 iterations)
 PSLITE_2S2W_GBPS = 3.1  # dmlc/ps-lite over ZMQ, 2 servers + 2 workers, 1 MB push (issue 3)
 
 
@@ -46,10 +47,15 @@ def perftest(test, size, extra_env=None, iters=2000, port=13400):
 
 
 def pacer(ranks, servers, args, extra_env=None):
-    """Runs pacer-kv-bench; returns (points, stdout)."""
+    """Runs pacer-kv-bench; returns (points, stdout).
+
+    Each point moves REFERENCE_BYTES per worker, as ucx_perftest does for the reference figures:
+    the bench's default (256 MB) is 16 operations of 16 MiB, about 30 ms, which one descheduled
+    thread can halve."""
     env = dict(ENV, **(extra_env or {}))
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        cmd = MPIRUN + ["-np", str(ranks), BENCH, "--servers", str(servers), "--json", f.name] + args
+        cmd = MPIRUN + ["-np", str(ranks), BENCH, "--servers", str(servers), "--json", f.name,
+                        f"--bytes_per_point={REFERENCE_BYTES}"] + args
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
         if out.returncode != 0:
             sys.exit(f"{' '.join(cmd)} failed:\n{out.stdout}\n{out.stderr}")
@@ -63,7 +69,8 @@ def find(points, op, size, window):
 def main():
     sizes = [4096, 65536, MIB, 16 * MIB]
     print("# raw UCX (ucx_perftest, two local processes)")
-    raw_bw = {s: perftest("tag_bw", s, iters=max(100, min(20000, (1 << 30) // s)))[1] for s in sizes}
+    raw_bw = {s: perftest("tag_bw", s, iters=max(100, min(20000, REFERENCE_BYTES // s)))[1]
+              for s in sizes}
     raw_lat, _ = perftest("tag_lat", 4096, iters=20000)
     _, raw_tcp = perftest("tag_bw", MIB, extra_env=TCP, iters=1000)
     for s in sizes:
