@@ -46,6 +46,12 @@ std::string GroupName(int group) {
 }
 
 // Takes ownership of `comm` (the transport frees it).
+// Rank 0 schedules, ranks 1..servers serve, the rest work.
+Role RoleOfRank(int rank, int servers) {
+  if (rank == 0) return Role::kScheduler;
+  return rank <= servers ? Role::kServer : Role::kWorker;
+}
+
 std::unique_ptr<Transport> CreateTransport(MPI_Comm comm, const Config& config) {
   const std::string& choice = config.transport;
   if (choice != "ucx" && choice != "mpi" && choice != "auto") {
@@ -57,7 +63,14 @@ std::unique_ptr<Transport> CreateTransport(MPI_Comm comm, const Config& config) 
   std::unique_ptr<Transport> ucx;
   std::string why;
   try {
-    ucx = std::make_unique<UcxTransport>(ucx_comm, config);
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    // Servers send their stored values, pooled on huge pages: the worker reads them. Workers send
+    // their callers' memory: they write it into the server's pooled buffer.
+    const auto rendezvous = RoleOfRank(rank, config.servers) == Role::kServer
+                                ? UcxTransport::Rendezvous::kReceiverReads
+                                : UcxTransport::Rendezvous::kSenderWrites;
+    ucx = std::make_unique<UcxTransport>(ucx_comm, config, rendezvous);
   } catch (const Error& e) {
     why = e.what();
   }
@@ -182,10 +195,7 @@ double SessionCore::SecondsSinceStart() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
-Role SessionCore::RoleOf(int rank) const {
-  if (rank == 0) return Role::kScheduler;
-  return rank <= config_.servers ? Role::kServer : Role::kWorker;
-}
+Role SessionCore::RoleOf(int rank) const { return RoleOfRank(rank, config_.servers); }
 
 Reducer& SessionCore::reducer() {
   std::call_once(reducer_once_, [this] {

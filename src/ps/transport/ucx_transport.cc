@@ -70,7 +70,7 @@ struct UcxTransport::RndvReceive {
   UcxTransport* transport;
 };
 
-UcxTransport::UcxTransport(MPI_Comm comm, const Config& config)
+UcxTransport::UcxTransport(MPI_Comm comm, const Config& config, Rendezvous rendezvous)
     : comm_(comm),
       timeout_s_(config.timeout_s),
       rndv_threshold_(static_cast<size_t>(config.rndv_threshold)),
@@ -81,11 +81,9 @@ UcxTransport::UcxTransport(MPI_Comm comm, const Config& config)
 
   ucp_config_t* ucp_config = nullptr;
   Check(ucp_config_read(nullptr, nullptr, &ucp_config), "ucp_config_read");
-  // Rendezvous data is written by its sender (put) rather than read by its receiver (get), unless
-  // the user chose otherwise: a push's copy then runs on the worker's core while the server's
-  // sums, instead of both on the server's (1 MiB pulls, window 8: 8-12.5 GB/s against 5.5-7.4).
   if (std::getenv("UCX_RNDV_SCHEME") == nullptr) {
-    Check(ucp_config_modify(ucp_config, "RNDV_SCHEME", "put_zcopy"), "ucp_config_modify");
+    const char* scheme = rendezvous == Rendezvous::kSenderWrites ? "put_zcopy" : "get_zcopy";
+    Check(ucp_config_modify(ucp_config, "RNDV_SCHEME", scheme), "ucp_config_modify");
   }
   // Where every rank shares this host, a second rendezvous rail can only be TCP over loopback:
   // UCX adds one, and then polls its socket on every progress call (a system call; 8.5 against
