@@ -116,29 +116,39 @@ class Runner {
     }
     const int64_t ops = std::max<int64_t>(
         FLAGS_min_ops, FLAGS_bytes_per_point / static_cast<int64_t>(size * servers));
-    for (int i = 0; i < FLAGS_warmup_ops * window; ++i) kv_.Wait(issue(i % window));
-
     std::vector<double> latencies;
+    // Keeps `window` operations in flight for `count` operations; records each one's time at
+    // window 1.
+    auto run = [&](int64_t count, bool record) {
+      auto last = Clock::now();
+      for (int64_t i = 0; i < count; ++i) {
+        int slot = static_cast<int>(i % window);
+        if (pending[slot] >= 0) kv_.Wait(pending[slot]);
+        if (record && window == 1) {
+          auto now = Clock::now();
+          if (i > 0)
+            latencies.push_back(std::chrono::duration<double, std::micro>(now - last).count());
+          last = now;
+        }
+        pending[slot] = issue(slot);
+      }
+      for (int& p : pending) {
+        if (p >= 0) kv_.Wait(p);
+        p = -1;
+      }
+      if (record && window == 1) {
+        latencies.push_back(std::chrono::duration<double, std::micro>(Clock::now() - last).count());
+      }
+    };
+    // The warm-up runs as the measurement does, window and all, so that every buffer the
+    // pipeline needs (on both sides) exists before the clock starts.
+    run(int64_t{FLAGS_warmup_ops} * window, false);
+
     latencies.reserve(ops);
     MPI_Barrier(workers_);
     const auto start = Clock::now();
-    auto last = start;
-    for (int64_t i = 0; i < ops; ++i) {
-      int slot = static_cast<int>(i % window);
-      if (pending[slot] >= 0) kv_.Wait(pending[slot]);
-      if (window == 1) {
-        auto now = Clock::now();
-        if (i > 0)
-          latencies.push_back(std::chrono::duration<double, std::micro>(now - last).count());
-        last = now;
-      }
-      pending[slot] = issue(slot);
-    }
-    for (int slot = 0; slot < window; ++slot) kv_.Wait(pending[slot]);
+    run(ops, true);
     const auto end = Clock::now();
-    if (window == 1) {
-      latencies.push_back(std::chrono::duration<double, std::micro>(end - last).count());
-    }
     double elapsed = std::chrono::duration<double>(end - start).count(), slowest = 0;
     MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, workers_);
 

@@ -23,9 +23,9 @@ struct Config {
   int64_t max_inflight_bytes = int64_t{16} << 20;
   // --rndv_threshold: messages at least this large use UCX rendezvous (zero-copy, one transfer).
   int64_t rndv_threshold = 16384;
-  // --spin_us: how long a progress thread (and a Wait) polls before it blocks; -1 chooses 50 where
-  // this host's servers and workers fit its cores, else 0 (spinning on a full host starves the
-  // thread that is waited for).
+  // --spin_us: how long a progress thread (and a Wait) polls before it blocks; -1 chooses 500 on
+  // servers and 50 elsewhere where this host's servers and workers fit its cores, else 0 (spinning
+  // on a full host starves the thread that is waited for).
   int spin_us = -1;
   // --reduce_device: where sums and optimizer steps run, "cpu" or "cuda" (the CPU, with one log
   // line, where no CUDA device is usable).
