@@ -15,6 +15,7 @@ import tempfile
 
 BUILD = os.environ.get("BUILD", "build")
 BENCH = os.path.join(BUILD, "bin", "pacer-kv-bench")
+CEILING = os.path.join(BUILD, "bin", "pacer-push-ceiling")
 MPIRUN = ["mpirun", "--oversubscribe"]
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMP_NUM_THREADS="1")
@@ -62,6 +63,22 @@ def pacer(ranks, servers, args, extra_env=None):
         return json.load(open(f.name)), out.stdout
 
 
+def push_ceiling(sizes):
+    """Runs pacer-push-ceiling (a push's copy and sum between two processes, no library);
+    returns {size: GB/s}, stdout."""
+    cmd = MPIRUN + ["-np", "2", CEILING, "--sizes=" + ",".join(map(str, sizes)), "--window=8",
+                    f"--bytes_per_point={REFERENCE_BYTES}"]
+    out = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{out.stdout}\n{out.stderr}")
+    rates = {}
+    for line in out.stdout.splitlines():
+        if not line.startswith("#"):
+            size, _, gbps = line.split()
+            rates[int(size)] = float(gbps)
+    return rates, out.stdout
+
+
 def find(points, op, size, window):
     return next(p for p in points if p["op"] == op and p["size"] == size and p["window"] == window)
 
@@ -76,6 +93,10 @@ def main():
     for s in sizes:
         print(f"#   tag_bw {s:>9} B: {raw_bw[s]:6.2f} GB/s")
     print(f"#   tag_lat 4096 B: {raw_lat:.2f} us one way; tag_bw over TCP, 1 MiB: {raw_tcp:.2f} GB/s")
+
+    print("# what a push can reach here (pacer-push-ceiling: copy and sum, no library)")
+    ceiling, text = push_ceiling([MIB, 16 * MIB])
+    print(text, end="")
 
     print("# pacer-kv-bench, 1 server + 1 worker, shared memory")
     points, text = pacer(3, 1, ["--sizes=" + ",".join(map(str, sizes)), "--window=1,8",
@@ -119,6 +140,15 @@ def main():
               f"{'met' if met else 'MISSED'}")
     missed = sum(not r[-1] for r in rows)
     print(f"# {len(rows) - missed} of {len(rows)} targets met")
+
+    # A push copies into the server and sums there; tag_bw's receive buffer is never read, so its
+    # lines never change cores. The ceiling says how much of tag_bw any push can reach here.
+    print("\n# push against its ceiling on this host (same run)")
+    print(f"# {'figure':<38} {'pacer':>9} {'ceiling':>10} {'of ceil':>7}  {'ceiling / tag_bw':>16}")
+    for s in (MIB, 16 * MIB):
+        ours = find(points, "push", s, 8)["gbps"]
+        print(f"  {f'push {s // MIB} MiB window 8 (GB/s)':<38} {ours:>9.2f} {ceiling[s]:>10.2f} "
+              f"{ours / ceiling[s]:>7.2f}  {ceiling[s] / raw_bw[s]:>16.2f}")
     return 1 if missed else 0
 
 

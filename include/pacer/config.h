@@ -30,7 +30,8 @@ struct Config {
   // --reduce_device: where sums and optimizer steps run, "cpu" or "cuda" (the CPU, with one log
   // line, where no CUDA device is usable).
   std::string reduce_device = "cpu";
-  // --reduce_threads: CPU threads of one sum or step; 0 = one per core.
+  // --reduce_threads: CPU threads of one sum or step; 0 = this rank's share of the host's cores
+  // (cores / servers and workers on the host, at least 1).
   int reduce_threads = 0;
   // --sync: how servers combine gradients (SyncMode): bsp, asp, ssp:S, backup:B, dynsgd, consgd,
   // epsp:S.

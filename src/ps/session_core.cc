@@ -101,12 +101,8 @@ std::unique_ptr<Transport> CreateTransport(MPI_Comm comm, const Config& config) 
   return std::make_unique<MpiTransport>(comm, config);
 }
 
-// The progress thread may spin only where the busy ranks (servers and workers; the scheduler
-// mostly sleeps) fit the host's cores: a spinning thread on an oversubscribed host delays the very
-// thread it waits for (measured: one spinning PS ran 6x to 3000x slower than a blocking one).
-// Servers poll longer than the others (kServerSpinUs).
-int ResolveSpin(MPI_Comm comm, const Config& config) {
-  if (config.spin_us >= 0) return config.spin_us;
+// Servers and workers on this rank's host (the scheduler mostly sleeps, so it is not counted).
+int BusyRanksOnThisHost(MPI_Comm comm) {
   MPI_Comm local;
   MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
   int local_ranks = 0, rank = 0, scheduler_here = 0;
@@ -115,9 +111,30 @@ int ResolveSpin(MPI_Comm comm, const Config& config) {
   int is_scheduler = rank == 0;
   MPI_Allreduce(&is_scheduler, &scheduler_here, 1, MPI_INT, MPI_MAX, local);
   MPI_Comm_free(&local);
-  int cores = static_cast<int>(std::thread::hardware_concurrency());
-  if (local_ranks - scheduler_here > cores) return 0;
-  return RoleOfRank(rank, config.servers) == Role::kServer ? kServerSpinUs : kDefaultSpinUs;
+  return local_ranks - scheduler_here;
+}
+
+// Fills in the settings whose default depends on how many busy ranks share this host's cores.
+//
+// The progress thread may spin only where the busy ranks fit the cores: a spinning thread on an
+// oversubscribed host delays the very thread it waits for (measured: one spinning PS ran 6x to
+// 3000x slower than a blocking one). Servers poll longer than the others (kServerSpinUs).
+//
+// A sum or step uses the rank's share of the cores, not all of them: the threads of a server's
+// sum otherwise take the core its worker copies on (1 MiB pushes, window 8, 1 server + 1 worker on
+// 2 cores: 10.7-12.3 GB/s with 1 thread against 6.8-9.3 with 2; 2 servers + 2 workers: 7.9-8.8
+// against 6.9-7.5).
+void ResolveHostShares(MPI_Comm comm, Config& config) {
+  if (config.spin_us >= 0 && config.reduce_threads > 0) return;
+  const int busy = std::max(1, BusyRanksOnThisHost(comm));
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  if (config.spin_us < 0) {
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    const bool server = RoleOfRank(rank, config.servers) == Role::kServer;
+    config.spin_us = busy > cores ? 0 : server ? kServerSpinUs : kDefaultSpinUs;
+  }
+  if (config.reduce_threads <= 0) config.reduce_threads = std::max(1, cores / busy);
 }
 
 }  // namespace
@@ -138,7 +155,7 @@ std::unique_ptr<SessionCore> SessionCore::CreateWithMpi(const Config& requested)
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   Config config = requested;
-  config.spin_us = ResolveSpin(comm, config);
+  ResolveHostShares(comm, config);
   return std::make_unique<SessionCore>(config, CreateTransport(comm, config), finalize_mpi);
 }
 
