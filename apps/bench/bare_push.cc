@@ -172,9 +172,8 @@ int Run() {
   MPI_Comm_size(local, &local_size);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   if (world != 2 || local_size != 2) {
-    std::fprintf(stderr,
-                 "pacer-bare-push: needs exactly 2 ranks on one host (got %d, %d here)\n", world,
-                 local_size);
+    std::fprintf(stderr, "pacer-bare-push: needs exactly 2 ranks on one host (got %d, %d here)\n",
+                 world, local_size);
     return 2;
   }
   const std::vector<size_t> sizes = ParseSizes(FLAGS_sizes);
@@ -182,9 +181,8 @@ int Run() {
   {
     Pair pair(local);
     if (pair.rank() == kServer) {
-      std::printf(
-          "# pacer-bare-push: a worker process copies, a server process sums; window %d\n",
-          FLAGS_window);
+      std::printf("# pacer-bare-push: a worker process copies, a server process sums; window %d\n",
+                  FLAGS_window);
       std::printf("# %10s %8s %10s\n", "size(B)", "window", "GB/s");
     }
     for (size_t size : sizes) {
