@@ -124,8 +124,9 @@ int BusyRanksOnThisHost(MPI_Comm comm) {
 // sum otherwise take the core its worker copies on (1 MiB pushes, window 8, 1 server + 1 worker on
 // 2 cores: 10.7-12.3 GB/s with 1 thread against 6.8-9.3 with 2; 2 servers + 2 workers: 7.9-8.8
 // against 6.9-7.5).
+// Collective over `comm`: every rank counts, whatever it was given, so that ranks launched with
+// different settings (MPMD) still meet.
 void ResolveHostShares(MPI_Comm comm, Config& config) {
-  if (config.spin_us >= 0 && config.reduce_threads > 0) return;
   const int busy = std::max(1, BusyRanksOnThisHost(comm));
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   if (config.spin_us < 0) {
