@@ -125,8 +125,8 @@ int BusyRanksOnThisHost(MPI_Comm comm) {
 // 2 cores: 10.7-12.3 GB/s with 1 thread against 6.8-9.3 with 2; 2 servers + 2 workers: 7.9-8.8
 // against 6.9-7.5).
 // Collective over `comm`: every rank counts, whatever it was given, so that ranks launched with
-// different settings (MPMD) still meet.
-void ResolveHostShares(MPI_Comm comm, Config& config) {
+// different settings (MPMD) still meet. Returns whether the busy ranks fit the cores.
+bool ResolveHostShares(MPI_Comm comm, Config& config) {
   const int busy = std::max(1, BusyRanksOnThisHost(comm));
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   if (config.spin_us < 0) {
@@ -136,6 +136,7 @@ void ResolveHostShares(MPI_Comm comm, Config& config) {
     config.spin_us = busy > cores ? 0 : server ? kServerSpinUs : kDefaultSpinUs;
   }
   if (config.reduce_threads <= 0) config.reduce_threads = std::max(1, cores / busy);
+  return busy <= cores;
 }
 
 }  // namespace
@@ -156,19 +157,21 @@ std::unique_ptr<SessionCore> SessionCore::CreateWithMpi(const Config& requested)
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   Config config = requested;
-  ResolveHostShares(comm, config);
-  return std::make_unique<SessionCore>(config, CreateTransport(comm, config), finalize_mpi);
+  const bool ranks_fit_cores = ResolveHostShares(comm, config);
+  return std::make_unique<SessionCore>(config, CreateTransport(comm, config), finalize_mpi,
+                                       ranks_fit_cores);
 }
 
 SessionCore::SessionCore(const Config& config, std::unique_ptr<Transport> transport,
-                         bool finalize_mpi)
+                         bool finalize_mpi, bool ranks_fit_cores)
     : config_(config),
       transport_(std::move(transport)),
       routing_(std::make_shared<Router>(config.servers > 0 ? config.servers : 1)),
       rank_(transport_->rank()),
       size_(transport_->size()),
       transport_name_(transport_->name()),
-      finalize_mpi_(finalize_mpi) {
+      finalize_mpi_(finalize_mpi),
+      ranks_fit_cores_(ranks_fit_cores) {
   int size = size_;
   if (config_.servers < 1 || size < config_.servers + 2) {
     std::ostringstream s;

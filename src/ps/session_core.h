@@ -34,8 +34,10 @@ class SessionCore {
   static std::unique_ptr<SessionCore> CreateWithMpi(const Config& config);
 
   // Runs over a given transport (tests: LocalTransport). `finalize_mpi`: call MPI_Finalize at the
-  // end because this session initialized MPI.
-  SessionCore(const Config& config, std::unique_ptr<Transport> transport, bool finalize_mpi);
+  // end because this session initialized MPI. `ranks_fit_cores`: this host's servers and workers
+  // have a core each.
+  SessionCore(const Config& config, std::unique_ptr<Transport> transport, bool finalize_mpi,
+              bool ranks_fit_cores = false);
   ~SessionCore();
 
   const Config& config() const { return config_; }
@@ -51,6 +53,8 @@ class SessionCore {
   // config().reduce_device and reduce_threads; throws Error on an unknown device.
   Reducer& reducer();
   Role role() const { return role_; }
+  // Whether this host's servers and workers have a core each (threads are then rarely preempted).
+  bool ranks_fit_cores() const { return ranks_fit_cores_; }
   int rank() const { return rank_; }
   int num_servers() const { return config_.servers; }
   int num_workers() const { return size_ - 1 - config_.servers; }
@@ -124,6 +128,7 @@ class SessionCore {
   std::string transport_name_;
   Role role_;
   bool finalize_mpi_;
+  const bool ranks_fit_cores_;
   bool finalized_ = false;
   std::mutex finalize_mu_;
   std::function<void()> finalize_hook_;

@@ -8,8 +8,8 @@ namespace pacer {
 
 class SessionCore;
 
-// The CPU time of the calling thread. Servers measure service in it: a busy host's preemption
-// does not inflate it.
+// The CPU time of the calling thread: a busy host's preemption does not inflate it. Servers
+// measure service in it where ranks share cores or faults are emulated (KVServerCore).
 double ThreadCpuSeconds();
 
 // --inject's server effects on one server's request handling (STRAGGLERS.md section 9):
