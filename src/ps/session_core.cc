@@ -114,7 +114,9 @@ int BusyRanksOnThisHost(MPI_Comm comm) {
   return local_ranks - scheduler_here;
 }
 
-// Fills in the settings whose default depends on how many busy ranks share this host's cores.
+// Fills in the settings whose default depends on how many busy ranks share this host's cores, and
+// returns whether they fit the cores. Collective over `comm`: every rank counts, whatever it was
+// given, so that ranks launched with different settings (MPMD) still meet.
 //
 // The progress thread may spin only where the busy ranks fit the cores: a spinning thread on an
 // oversubscribed host delays the very thread it waits for (measured: one spinning PS ran 6x to
@@ -124,19 +126,18 @@ int BusyRanksOnThisHost(MPI_Comm comm) {
 // sum otherwise take the core its worker copies on (1 MiB pushes, window 8, 1 server + 1 worker on
 // 2 cores: 10.7-12.3 GB/s with 1 thread against 6.8-9.3 with 2; 2 servers + 2 workers: 7.9-8.8
 // against 6.9-7.5).
-// Collective over `comm`: every rank counts, whatever it was given, so that ranks launched with
-// different settings (MPMD) still meet. Returns whether the busy ranks fit the cores.
 bool ResolveHostShares(MPI_Comm comm, Config& config) {
   const int busy = std::max(1, BusyRanksOnThisHost(comm));
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const bool fit = busy <= cores;
   if (config.spin_us < 0) {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
     const bool server = RoleOfRank(rank, config.servers) == Role::kServer;
-    config.spin_us = busy > cores ? 0 : server ? kServerSpinUs : kDefaultSpinUs;
+    config.spin_us = !fit ? 0 : server ? kServerSpinUs : kDefaultSpinUs;
   }
   if (config.reduce_threads <= 0) config.reduce_threads = std::max(1, cores / busy);
-  return busy <= cores;
+  return fit;
 }
 
 }  // namespace
