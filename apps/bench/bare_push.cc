@@ -166,6 +166,7 @@ class Pair {
 };
 
 int Run() {
+  const std::vector<size_t> sizes = ParseSizes(FLAGS_sizes);
   MPI_Comm local;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
   int local_size = 0, world = 0;
@@ -174,9 +175,9 @@ int Run() {
   if (world != 2 || local_size != 2) {
     std::fprintf(stderr, "pacer-bare-push: needs exactly 2 ranks on one host (got %d, %d here)\n",
                  world, local_size);
+    MPI_Comm_free(&local);
     return 2;
   }
-  const std::vector<size_t> sizes = ParseSizes(FLAGS_sizes);
   int status = 0;
   {
     Pair pair(local);
@@ -216,7 +217,7 @@ int main(int argc, char** argv) {
   int status = 0;
   try {
     status = pacer::bench::Run();
-  } catch (const std::invalid_argument& e) {  // --sizes, before any rank waits for the other
+  } catch (const std::invalid_argument& e) {  // --sizes, before any communicator exists
     std::fprintf(stderr, "pacer-bare-push: %s\n", e.what());
     status = 2;
   }

@@ -19,7 +19,7 @@ constexpr int kDefaultSpinUs = 50;
 // A server rank exists to answer: when it has a core of its own, it polls through the gaps of a
 // transfer (a 1 MiB rendezvous leaves it idle for 50-100 us between the request and the data)
 // instead of sleeping and paying a wake-up per step. 1 and 16 MiB pushes, window 8, server 500 us
-// against 50: 8.4-11.7 against 5.8-7.5 GB/s and 8.8-11.9 against 5.5-9.4.
+// against 50 (6 runs against 3): 8.0-11.7 against 5.8-7.2 GB/s and 8.8-11.9 against 5.5-9.4.
 constexpr int kServerSpinUs = 500;
 
 // --server_bandwidth: one RATE for every server, or one per server.

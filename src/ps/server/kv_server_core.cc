@@ -130,8 +130,8 @@ class KVServerCore::Impl {
   // line of data the receiving thread just wrote, more than a sum of 1 MiB takes. Larger ones go
   // to the shard, so that receiving goes on meanwhile. Either way a shard runs one task at a time,
   // in arrival order. 1 MiB pushes, window 8, 64 KiB against 1 MiB: 2 servers + 2 workers
-  // 6.3-9.0 against 8.3-11.3 GB/s, over TCP 3.2-3.4 against 3.2-5.1; 16 MiB pushes inline: 7.0
-  // against 11.3.
+  // 6.3-9.0 against 8.3-11.3 GB/s, over TCP 3.2-3.4 against 3.2-5.1; 16 MiB pushes inline:
+  // 6.8-7.3 against 10.9-11.9.
   static constexpr size_t kInlineBytes = 1 << 20;
 
   int ShardOf(Key key) const {
