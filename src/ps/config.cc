@@ -50,13 +50,16 @@ DEFINE_int64(max_inflight_bytes,
 DEFINE_int64(rndv_threshold,
              pacer::EnvInt64("PACER_RNDV_THRESHOLD", pacer::kDefaults.rndv_threshold),
              "payloads of at least this many bytes use UCX rendezvous");
+DEFINE_int64(shm_ring_bytes,
+             pacer::EnvInt64("PACER_SHM_RING_BYTES", pacer::kDefaults.shm_ring_bytes),
+             "a worker's shared memory for large payloads to ranks on its host; 0 = off");
 DEFINE_int32(spin_us, pacer::EnvInt("PACER_SPIN_US", pacer::kDefaults.spin_us),
              "microseconds the progress thread polls before blocking; -1 chooses");
 
 DEFINE_string(reduce_device, pacer::EnvString("PACER_REDUCE_DEVICE", "cpu"),
               "where sums and optimizer steps run: cpu or cuda");
 DEFINE_int32(reduce_threads, pacer::EnvInt("PACER_REDUCE_THREADS", pacer::kDefaults.reduce_threads),
-             "CPU threads of one sum or optimizer step; 0 = one per core");
+             "CPU threads of one sum or optimizer step; 0 = this rank's share of the cores");
 
 DEFINE_string(
     sync, pacer::EnvString("PACER_SYNC", "bsp"),
@@ -140,6 +143,7 @@ Config Config::FromFlags() {
   c.timeout_s = FLAGS_timeout_s;
   c.max_inflight_bytes = FLAGS_max_inflight_bytes;
   c.rndv_threshold = FLAGS_rndv_threshold;
+  c.shm_ring_bytes = FLAGS_shm_ring_bytes;
   c.spin_us = FLAGS_spin_us;
   c.reduce_device = FLAGS_reduce_device;
   c.reduce_threads = FLAGS_reduce_threads;

@@ -19,6 +19,7 @@ namespace pacer {
 namespace {
 
 constexpr unsigned kActiveMessageId = 7;
+constexpr unsigned kRingMessageId = 8;  // the payload lies in the sender's SharedMemoryRing
 // How often a progress thread standing aside for a waiting thread looks whether it still waits.
 constexpr auto kAsideCheck = std::chrono::microseconds(500);
 
@@ -50,11 +51,36 @@ bool AllRanksOnThisHost(MPI_Comm comm) {
   return local_size == size;
 }
 
+std::vector<std::string> SplitList(const std::string& list) {
+  std::vector<std::string> items;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) items.push_back(item);
+  return items;
+}
+
 }  // namespace
+
+bool UcxTlsAllowsSharedMemory(const char* tls) {
+  if (tls == nullptr) return true;
+  std::string list = tls;
+  const bool excluding = !list.empty() && list[0] == '^';
+  if (excluding) list.erase(0, 1);
+  // UCX's names for its shared-memory transports and the aliases that include them.
+  static const char* const kSharedMemory[] = {"all", "sm", "shm", "mm", "posix", "sysv", "xpmem"};
+  bool named = false;
+  for (const std::string& item : SplitList(list)) {
+    for (const char* name : kSharedMemory) {
+      if (item == name && !(excluding && item == "all")) named = true;
+    }
+  }
+  return excluding ? !named : named;
+}
 
 struct UcxTransport::SendContext {
   int dst;
+  unsigned message_id = kActiveMessageId;
   int64_t bytes;
+  SharedMemoryLocation location;  // what a message of kRingMessageId carries
   std::vector<uint8_t> header;
   std::vector<Buffer> fragments;  // their owners keep the payload alive until completion
   std::vector<ucp_dt_iov_t> iov;
@@ -110,6 +136,15 @@ UcxTransport::UcxTransport(MPI_Comm comm, const Config& config, Rendezvous rende
   worker_params.thread_mode = UCS_THREAD_MODE_SERIALIZED;
   Check(ucp_worker_create(context_, &worker_params, &worker_), "ucp_worker_create");
   Check(ucp_worker_get_efd(worker_, &event_fd_), "ucp_worker_get_efd");
+
+  if (rendezvous == Rendezvous::kSenderWrites && config.shm_ring_bytes > 0 &&
+      UcxTlsAllowsSharedMemory(std::getenv("UCX_TLS"))) {
+    try {
+      ring_ = std::make_unique<SharedMemoryRing>(static_cast<size_t>(config.shm_ring_bytes));
+    } catch (const Error& e) {
+      LOG(WARNING) << "rank " << rank_ << " sends without a shared-memory ring: " << e.what();
+    }
+  }
 }
 
 UcxTransport::~UcxTransport() {
@@ -130,16 +165,11 @@ UcxTransport::~UcxTransport() {
 void UcxTransport::Start(ReceiveHandler handler, PayloadPlacer placer) {
   handler_ = std::move(handler);
   placer_ = std::move(placer);
-  ucp_am_handler_param_t am{};
-  am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                  UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
-  am.id = kActiveMessageId;
-  am.cb = &UcxTransport::OnActiveMessage;
-  am.arg = this;
-  am.flags = UCP_AM_FLAG_WHOLE_MSG;
-  Check(ucp_worker_set_am_recv_handler(worker_, &am), "ucp_worker_set_am_recv_handler");
+  SetHandler(kActiveMessageId, &UcxTransport::OnActiveMessage);
+  SetHandler(kRingMessageId, &UcxTransport::OnSharedMemoryMessage);
+  ConnectRings();
 
-  // The handler is installed before any peer learns our address, so no message can arrive early.
+  // The handlers are installed before any peer learns our address, so no message can arrive early.
   ucp_address_t* address = nullptr;
   size_t address_length = 0;
   Check(ucp_worker_get_address(worker_, &address, &address_length), "ucp_worker_get_address");
@@ -175,6 +205,52 @@ void UcxTransport::Start(ReceiveHandler handler, PayloadPlacer placer) {
   progress_thread_ = std::thread([this] { ProgressLoop(); });
 }
 
+void UcxTransport::SetHandler(unsigned id, ucp_am_recv_callback_t callback) {
+  ucp_am_handler_param_t am{};
+  am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                  UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+  am.id = id;
+  am.cb = callback;
+  am.arg = this;
+  am.flags = UCP_AM_FLAG_WHOLE_MSG;
+  Check(ucp_worker_set_am_recv_handler(worker_, &am), "ucp_worker_set_am_recv_handler");
+}
+
+void UcxTransport::ConnectRings() {
+  peer_rings_.resize(size_);
+  maps_our_ring_.assign(size_, false);
+  MPI_Comm local;
+  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+  int local_size = 0, local_rank = 0;
+  MPI_Comm_size(local, &local_size);
+  MPI_Comm_rank(local, &local_rank);
+  struct Announcement {
+    int32_t rank;
+    SharedMemoryRingInfo ring;
+  };
+  Announcement mine{rank_, ring_ ? ring_->info() : SharedMemoryRingInfo{}};
+  std::vector<Announcement> all(local_size);
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, local);
+  std::vector<char> mapped(local_size, 0);  // the rings this rank mapped, by local rank
+  for (int i = 0; i < local_size; ++i) {
+    if (i == local_rank || all[i].ring.pid == 0) continue;
+    try {
+      peer_rings_[all[i].rank] = std::make_unique<SharedMemoryPeer>(all[i].rank, all[i].ring);
+      mapped[i] = 1;
+    } catch (const Error& e) {
+      LOG(WARNING) << "rank " << rank_ << " takes rank " << all[i].rank
+                   << "'s payloads without shared memory: " << e.what();
+    }
+  }
+  std::vector<char> matrix(static_cast<size_t>(local_size) * local_size);
+  MPI_Allgather(mapped.data(), local_size, MPI_CHAR, matrix.data(), local_size, MPI_CHAR, local);
+  for (int i = 0; i < local_size; ++i) {
+    maps_our_ring_[all[i].rank] = matrix[static_cast<size_t>(i) * local_size + local_rank] != 0;
+  }
+  MPI_Comm_free(&local);
+  if (ring_) ring_->CloseDescriptor();  // every rank here has opened it, or given up
+}
+
 void UcxTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                              SendCallback on_sent) {
   CheckDestination(dst);
@@ -185,6 +261,9 @@ void UcxTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<B
   ctx->fragments = std::move(payload);
   ctx->bytes = 0;
   for (const Buffer& f : ctx->fragments) ctx->bytes += static_cast<int64_t>(f.size());
+  if (ring_ && maps_our_ring_[dst] && static_cast<size_t>(ctx->bytes) >= rndv_threshold_) {
+    RouteThroughRing(ctx);
+  }
   if (ctx->fragments.size() > 1 && static_cast<size_t>(ctx->bytes) >= rndv_threshold_) {
     // UCX 1.13 has no zero-copy rendezvous for iov data: it would pack it into many small
     // fragments. One copy into a contiguous buffer here is much cheaper.
@@ -216,6 +295,16 @@ void UcxTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<B
   // Paired with the progress thread's store to sleeping_ and its re-check of the queue: either it
   // sees the send, or we see it sleeping and wake it.
   if (sleeping_.load()) ucp_worker_signal(worker_);
+}
+
+void UcxTransport::RouteThroughRing(SendContext* ctx) {
+  const std::optional<SharedMemoryLocation> where =
+      ring_->Write(ctx->fragments, static_cast<size_t>(ctx->bytes));
+  if (!where) return;  // no room, or too large: UCX carries it
+  ctx->message_id = kRingMessageId;
+  ctx->location = *where;
+  ctx->fragments = {Buffer(&ctx->location, sizeof ctx->location)};
+  ctx->bytes = sizeof ctx->location;
 }
 
 bool UcxTransport::PostQueuedSends() {
@@ -258,8 +347,8 @@ void UcxTransport::Post(SendContext* ctx) {
     param.datatype = ucp_dt_make_contig(1);
   }
   ucs_status_ptr_t request =
-      ucp_am_send_nbx(endpoints_[ctx->dst], kActiveMessageId, ctx->header.data(),
-                      ctx->header.size(), buffer, count, &param);
+      ucp_am_send_nbx(endpoints_[ctx->dst], ctx->message_id, ctx->header.data(), ctx->header.size(),
+                      buffer, count, &param);
   if (request == nullptr) {
     FinishSend(ctx, UCS_OK);
   } else if (UCS_PTR_IS_ERR(request)) {
@@ -311,12 +400,53 @@ ucs_status_t UcxTransport::OnActiveMessage(void* arg, const void* header, size_t
   Buffer payload = self->pool_.Allocate(length, &copy);
   if (length > 0) std::memcpy(copy, data, length);
   Message msg;
-  if (!DecodePayload(std::move(decoded), payload, &msg, &error)) {
+  if (self->Decode(std::move(decoded), payload, &msg)) self->received_.push_back(std::move(msg));
+  return UCS_OK;
+}
+
+ucs_status_t UcxTransport::OnSharedMemoryMessage(void* arg, const void* header,
+                                                 size_t header_length, void* data, size_t length,
+                                                 const ucp_am_recv_param_t* param) {
+  auto* self = static_cast<UcxTransport*>(arg);
+  DecodedHeader decoded;
+  std::string error;
+  SharedMemoryLocation where;
+  Buffer payload;
+  if (!DecodeHeader(header, header_length, self->size_, &decoded, &error)) {
+    // `error` says why
+  } else if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) || length != sizeof where) {
+    error = StrCat("rank ", decoded.meta.sender(), " sent a shared-memory location of ", length,
+                   " bytes");
+  } else if (!self->peer_rings_[decoded.meta.sender()]) {
+    error = StrCat("rank ", decoded.meta.sender(),
+                   " sent a payload in shared memory, but its ring is not mapped here");
+  } else {
+    std::memcpy(&where, data, sizeof where);
+    if (where.length != decoded.payload_bytes()) {
+      error = StrCat("rank ", decoded.meta.sender(), " sent a payload of ", where.length,
+                     " bytes, but its header declares ", decoded.payload_bytes());
+    } else {
+      self->peer_rings_[decoded.meta.sender()]->Read(where, &payload, &error);
+    }
+  }
+  if (!error.empty()) {
     LOG(ERROR) << "rank " << self->rank_ << " rejected a message: " << error;
     return UCS_OK;
   }
-  self->received_.push_back(std::move(msg));
+  if (uint8_t* out = self->placer_ ? self->placer_(decoded) : nullptr) {
+    std::memcpy(out, payload.data(), payload.size());
+    payload = Buffer(out, payload.size());
+  }
+  Message msg;
+  if (self->Decode(std::move(decoded), payload, &msg)) self->received_.push_back(std::move(msg));
   return UCS_OK;
+}
+
+bool UcxTransport::Decode(DecodedHeader&& header, const Buffer& payload, Message* msg) {
+  std::string error;
+  if (DecodePayload(std::move(header), payload, msg, &error)) return true;
+  LOG(ERROR) << "rank " << rank_ << " rejected a message: " << error;
+  return false;
 }
 
 void UcxTransport::StartRndvReceive(RndvReceive* rndv) {
@@ -356,12 +486,7 @@ void UcxTransport::FinishRndvReceive(RndvReceive* rndv, ucs_status_t status) {
     return;
   }
   Message msg;
-  std::string error;
-  if (!DecodePayload(std::move(rndv->header), rndv->payload, &msg, &error)) {
-    LOG(ERROR) << "rank " << rank_ << " rejected a message: " << error;
-    return;
-  }
-  handler_(std::move(msg));
+  if (Decode(std::move(rndv->header), rndv->payload, &msg)) handler_(std::move(msg));
 }
 
 bool UcxTransport::Drive() {

@@ -13,6 +13,7 @@
 #include "pacer/config.h"
 #include "ps/buffer_pool.h"
 #include "ps/transport/inflight_limiter.h"
+#include "ps/transport/shared_memory_ring.h"
 #include "ps/transport/transport.h"
 
 namespace pacer {
@@ -29,6 +30,11 @@ namespace pacer {
 // steps aside: the reply is handled where it is awaited, and a 2-core host keeps one polling
 // thread per process, not two. A sending thread posts its send itself when no one else is driving,
 // else queues it for the driver. Throws Error if UCX does not initialize.
+//
+// A rank whose sender writes (kSenderWrites) also has a SharedMemoryRing, which ranks on its host
+// map when the transport starts: its payloads from rndv_threshold to the ring's max_payload() go
+// to them through the ring, with the message carrying only their location (config.shm_ring_bytes;
+// 0, or a UCX_TLS without shared memory, turns it off).
 class UcxTransport : public Transport {
  public:
   // How this rank's large payloads move, unless UCX_RNDV_SCHEME says otherwise (the sender's
@@ -61,6 +67,17 @@ class UcxTransport : public Transport {
   static void OnSendDone(void* request, ucs_status_t status, void* user_data);
   static void OnRndvDone(void* request, ucs_status_t status, size_t length, void* user_data);
 
+  static ucs_status_t OnSharedMemoryMessage(void* arg, const void* header, size_t header_length,
+                                            void* data, size_t length,
+                                            const ucp_am_recv_param_t* param);
+
+  void SetHandler(unsigned id, ucp_am_recv_callback_t callback);
+  // Collective: maps the rings of the other ranks on this host and learns which map ours.
+  void ConnectRings();
+  // Copies a payload into the ring and sends its location instead, when the ring can take it.
+  void RouteThroughRing(SendContext* ctx);
+  // Decodes a received message; logs why and returns false when it is malformed.
+  bool Decode(DecodedHeader&& header, const Buffer& payload, Message* msg);
   void Post(SendContext* ctx);
   void FinishSend(SendContext* ctx, ucs_status_t status);
   void StartRndvReceive(RndvReceive* rndv);
@@ -90,6 +107,9 @@ class UcxTransport : public Transport {
   PayloadPlacer placer_;
   InflightLimiter<SendContext*> limiter_;
   BufferPool pool_;
+  std::unique_ptr<SharedMemoryRing> ring_;  // null: this rank sends no payload by ring
+  std::vector<std::unique_ptr<SharedMemoryPeer>> peer_rings_;  // by rank: the rings mapped here
+  std::vector<bool> maps_our_ring_;                            // by rank
   std::thread progress_thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> sleeping_{false};  // the progress thread is (about to be) blocked
@@ -109,5 +129,9 @@ class UcxTransport : public Transport {
   std::vector<std::pair<RndvReceive*, ucs_status_t>> rndv_done_;
   std::vector<std::pair<SendContext*, ucs_status_t>> sends_done_;
 };
+
+// Whether UCX_TLS (`tls`, or null when unset) lets UCX use shared memory. A job that names its
+// transports (UCX_TLS=tcp) gets only those: no ring either.
+bool UcxTlsAllowsSharedMemory(const char* tls);
 
 }  // namespace pacer

@@ -1,0 +1,151 @@
+#include "ps/transport/shared_memory_ring.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include "pacer/error.h"
+#include "ps/transport/ucx_transport.h"
+
+namespace pacer {
+namespace {
+
+constexpr size_t kRingBytes = 1 << 20;
+
+std::vector<uint8_t> Pattern(size_t n, uint8_t seed) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(seed + i * 7 + i / 251);
+  return v;
+}
+
+// The reader maps the ring a second time, through /proc, as a process on the same host does.
+Buffer ReadBack(const SharedMemoryPeer& peer, const SharedMemoryLocation& where) {
+  Buffer payload;
+  std::string error;
+  EXPECT_TRUE(peer.Read(where, &payload, &error)) << error;
+  return payload;
+}
+
+TEST(SharedMemoryRingTest, FragmentsArriveWholeThroughAnotherMapping) {
+  SharedMemoryRing ring(kRingBytes);
+  SharedMemoryPeer peer(3, ring.info());
+  // Unaligned sizes, below and above the streaming-copy threshold.
+  const std::vector<uint8_t> a = Pattern(100, 1), b = Pattern(70001, 2), c = Pattern(5003, 3);
+  std::vector<Buffer> fragments = {Buffer(a.data(), a.size()), Buffer(b.data(), b.size()),
+                                   Buffer(c.data(), c.size())};
+  const size_t bytes = a.size() + b.size() + c.size();
+  std::optional<SharedMemoryLocation> where = ring.Write(fragments, bytes);
+  ASSERT_TRUE(where.has_value());
+  EXPECT_EQ(where->length, bytes);
+  Buffer payload = ReadBack(peer, *where);
+  ASSERT_EQ(payload.size(), bytes);
+  std::vector<uint8_t> expected = a;
+  expected.insert(expected.end(), b.begin(), b.end());
+  expected.insert(expected.end(), c.begin(), c.end());
+  EXPECT_TRUE(std::equal(expected.begin(), expected.end(), payload.data()));
+}
+
+// Records are freed when the reader lets go of the payload's last copy, and a new record takes the
+// lowest offset free, so a steady stream cycles through as few pages as it has bytes in flight.
+TEST(SharedMemoryRingTest, ReleasedRecordsAreReusedLowestFirst) {
+  SharedMemoryRing ring(kRingBytes);
+  SharedMemoryPeer peer(1, ring.info());
+  const std::vector<uint8_t> data = Pattern(ring.max_payload(), 9);
+  const std::vector<Buffer> one = {Buffer(data.data(), data.size())};
+  std::vector<SharedMemoryLocation> written;
+  std::vector<Buffer> held;
+  while (std::optional<SharedMemoryLocation> where = ring.Write(one, data.size())) {
+    written.push_back(*where);
+    held.push_back(ReadBack(peer, *where));
+  }
+  // A quarter of the ring each, each with a header line: three fit, not four.
+  ASSERT_EQ(written.size(), 3u);
+  EXPECT_LT(written[0].offset, written[1].offset);
+  EXPECT_LT(written[1].offset, written[2].offset);
+
+  Buffer copy = held[0];
+  held[0] = Buffer();
+  EXPECT_FALSE(ring.Write(one, data.size())) << "a copy of the payload still holds its record";
+  copy = Buffer();
+  std::optional<SharedMemoryLocation> again = ring.Write(one, data.size());
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->offset, written[0].offset);
+
+  // A small record goes into the first gap that fits, before the tail.
+  held[1] = Buffer();
+  const std::vector<uint8_t> small = Pattern(4096, 4);
+  std::optional<SharedMemoryLocation> gap = ring.Write({Buffer(small.data(), small.size())}, 4096);
+  ASSERT_TRUE(gap.has_value());
+  EXPECT_EQ(gap->offset, written[1].offset);
+  Buffer read = ReadBack(peer, *gap);
+  EXPECT_TRUE(std::equal(small.begin(), small.end(), read.data()));
+}
+
+TEST(SharedMemoryRingTest, PayloadsOverAQuarterOfTheRingAreRefused) {
+  SharedMemoryRing ring(kRingBytes);
+  const std::vector<uint8_t> data(ring.max_payload() + 1);
+  EXPECT_FALSE(ring.Write({Buffer(data.data(), data.size())}, data.size()));
+}
+
+TEST(SharedMemoryRingTest, LocationsOutsideTheRingNameTheOffsets) {
+  SharedMemoryRing ring(kRingBytes);
+  SharedMemoryPeer peer(5, ring.info());
+  const struct {
+    SharedMemoryLocation where;
+    const char* why;
+  } cases[] = {
+      {{kRingBytes + 64, 16}, "past the end"},
+      {{128, kRingBytes}, "longer than the ring"},
+      {{130, 16}, "not on a line"},
+      {{0, 16}, "over the ring's header"},
+  };
+  for (const auto& c : cases) {
+    Buffer payload;
+    std::string error;
+    EXPECT_FALSE(peer.Read(c.where, &payload, &error)) << c.why;
+    EXPECT_EQ(error, "rank 5 sent a payload of " + std::to_string(c.where.length) +
+                         " bytes at offset " + std::to_string(c.where.offset) + " of its " +
+                         std::to_string(kRingBytes) + "-byte shared-memory ring")
+        << c.why;
+  }
+}
+
+TEST(SharedMemoryRingTest, APeerRefusesMemoryThatIsNotTheRingAnnounced) {
+  SharedMemoryRing ring(kRingBytes);
+  SharedMemoryRingInfo forged = ring.info();
+  forged.token ^= 1;
+  try {
+    SharedMemoryPeer peer(2, forged);
+    FAIL() << "mapped a ring with the wrong token";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the token differs"), std::string::npos) << e.what();
+  }
+  SharedMemoryRingInfo resized = ring.info();
+  resized.bytes *= 2;
+  EXPECT_THROW(SharedMemoryPeer(2, resized), Error);
+  ring.CloseDescriptor();
+  EXPECT_THROW(SharedMemoryPeer(2, ring.info()), Error) << "the descriptor is closed";
+}
+
+TEST(SharedMemoryRingTest, SizesThatAreNoWholePagesAreRefused) {
+  EXPECT_THROW(SharedMemoryRing(kRingBytes + 100), Error);
+  EXPECT_THROW(SharedMemoryRing(0), Error);
+}
+
+TEST(SharedMemoryRingTest, UcxTlsDecidesWhetherShmIsUsed) {
+  EXPECT_TRUE(UcxTlsAllowsSharedMemory(nullptr));
+  EXPECT_TRUE(UcxTlsAllowsSharedMemory("all"));
+  EXPECT_TRUE(UcxTlsAllowsSharedMemory("sm,self"));
+  EXPECT_TRUE(UcxTlsAllowsSharedMemory("tcp,posix"));
+  EXPECT_TRUE(UcxTlsAllowsSharedMemory("^tcp"));
+  EXPECT_FALSE(UcxTlsAllowsSharedMemory("tcp"));
+  EXPECT_FALSE(UcxTlsAllowsSharedMemory("tcp,self"));
+  EXPECT_FALSE(UcxTlsAllowsSharedMemory("^sm"));
+  EXPECT_FALSE(UcxTlsAllowsSharedMemory("no-such-transport"));
+}
+
+}  // namespace
+}  // namespace pacer
