@@ -75,11 +75,12 @@ SharedMemoryRing::SharedMemoryRing(size_t bytes) {
   }
   const int fd = memfd_create("pacer-ring", MFD_CLOEXEC);
   if (fd < 0) throw Error("memfd_create for the shared-memory ring failed: " + Errno());
-  // fallocate, not ftruncate alone: a full tmpfs then fails here, not with SIGBUS on a write.
-  const int err = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
-  void* p = err == 0 ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+  // Sized, not allocated: pages come on first touch, and records go lowest first, so the ring
+  // costs the memory of the bytes in flight, not its size (memfd's own mount has no size limit).
+  const bool sized = ftruncate(fd, static_cast<off_t>(bytes)) == 0;
+  void* p = sized ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
   if (p == MAP_FAILED) {
-    const std::string why = err != 0 ? std::strerror(err) : Errno();
+    const std::string why = Errno();
     close(fd);
     throw Error(StrCat("a shared-memory ring of ", bytes, " bytes: ", why));
   }
