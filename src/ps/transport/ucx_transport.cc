@@ -137,14 +137,10 @@ UcxTransport::UcxTransport(MPI_Comm comm, const Config& config, Rendezvous rende
   Check(ucp_worker_create(context_, &worker_params, &worker_), "ucp_worker_create");
   Check(ucp_worker_get_efd(worker_, &event_fd_), "ucp_worker_get_efd");
 
-  if (rendezvous == Rendezvous::kSenderWrites && config.shm_ring_bytes > 0 &&
-      UcxTlsAllowsSharedMemory(std::getenv("UCX_TLS"))) {
-    try {
-      ring_ = std::make_unique<SharedMemoryRing>(static_cast<size_t>(config.shm_ring_bytes));
-    } catch (const Error& e) {
-      LOG(WARNING) << "rank " << rank_ << " sends without a shared-memory ring: " << e.what();
-    }
-  }
+  const bool ring = rendezvous == Rendezvous::kSenderWrites && config.shm_ring_bytes > 0 &&
+                    UcxTlsAllowsSharedMemory(std::getenv("UCX_TLS"));
+  shared_memory_ = std::make_unique<SharedMemoryRoutes>(
+      rank_, size_, ring ? static_cast<size_t>(config.shm_ring_bytes) : 0);
 }
 
 UcxTransport::~UcxTransport() {
@@ -167,7 +163,7 @@ void UcxTransport::Start(ReceiveHandler handler, PayloadPlacer placer) {
   placer_ = std::move(placer);
   SetHandler(kActiveMessageId, &UcxTransport::OnActiveMessage);
   SetHandler(kRingMessageId, &UcxTransport::OnSharedMemoryMessage);
-  ConnectRings();
+  shared_memory_->Connect(comm_);
 
   // The handlers are installed before any peer learns our address, so no message can arrive early.
   ucp_address_t* address = nullptr;
@@ -216,41 +212,6 @@ void UcxTransport::SetHandler(unsigned id, ucp_am_recv_callback_t callback) {
   Check(ucp_worker_set_am_recv_handler(worker_, &am), "ucp_worker_set_am_recv_handler");
 }
 
-void UcxTransport::ConnectRings() {
-  peer_rings_.resize(size_);
-  maps_our_ring_.assign(size_, false);
-  MPI_Comm local;
-  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-  int local_size = 0, local_rank = 0;
-  MPI_Comm_size(local, &local_size);
-  MPI_Comm_rank(local, &local_rank);
-  struct Announcement {
-    int32_t rank;
-    SharedMemoryRingInfo ring;
-  };
-  Announcement mine{rank_, ring_ ? ring_->info() : SharedMemoryRingInfo{}};
-  std::vector<Announcement> all(local_size);
-  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, local);
-  std::vector<char> mapped(local_size, 0);  // the rings this rank mapped, by local rank
-  for (int i = 0; i < local_size; ++i) {
-    if (i == local_rank || all[i].ring.pid == 0) continue;
-    try {
-      peer_rings_[all[i].rank] = std::make_unique<SharedMemoryPeer>(all[i].rank, all[i].ring);
-      mapped[i] = 1;
-    } catch (const Error& e) {
-      LOG(WARNING) << "rank " << rank_ << " takes rank " << all[i].rank
-                   << "'s payloads without shared memory: " << e.what();
-    }
-  }
-  std::vector<char> matrix(static_cast<size_t>(local_size) * local_size);
-  MPI_Allgather(mapped.data(), local_size, MPI_CHAR, matrix.data(), local_size, MPI_CHAR, local);
-  for (int i = 0; i < local_size; ++i) {
-    maps_our_ring_[all[i].rank] = matrix[static_cast<size_t>(i) * local_size + local_rank] != 0;
-  }
-  MPI_Comm_free(&local);
-  if (ring_) ring_->CloseDescriptor();  // every rank here has opened it, or given up
-}
-
 void UcxTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                              SendCallback on_sent) {
   CheckDestination(dst);
@@ -261,9 +222,7 @@ void UcxTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<B
   ctx->fragments = std::move(payload);
   ctx->bytes = 0;
   for (const Buffer& f : ctx->fragments) ctx->bytes += static_cast<int64_t>(f.size());
-  if (ring_ && maps_our_ring_[dst] && static_cast<size_t>(ctx->bytes) >= rndv_threshold_) {
-    RouteThroughRing(ctx);
-  }
+  if (static_cast<size_t>(ctx->bytes) >= rndv_threshold_) RouteThroughRing(ctx);
   if (ctx->fragments.size() > 1 && static_cast<size_t>(ctx->bytes) >= rndv_threshold_) {
     // UCX 1.13 has no zero-copy rendezvous for iov data: it would pack it into many small
     // fragments. One copy into a contiguous buffer here is much cheaper.
@@ -299,7 +258,7 @@ void UcxTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<B
 
 void UcxTransport::RouteThroughRing(SendContext* ctx) {
   const std::optional<SharedMemoryLocation> where =
-      ring_->Write(ctx->fragments, static_cast<size_t>(ctx->bytes));
+      shared_memory_->Write(ctx->dst, ctx->fragments, static_cast<size_t>(ctx->bytes));
   if (!where) return;  // no room, or too large: UCX carries it
   ctx->message_id = kRingMessageId;
   ctx->location = *where;
@@ -410,24 +369,15 @@ ucs_status_t UcxTransport::OnSharedMemoryMessage(void* arg, const void* header,
   auto* self = static_cast<UcxTransport*>(arg);
   DecodedHeader decoded;
   std::string error;
-  SharedMemoryLocation where;
   Buffer payload;
   if (!DecodeHeader(header, header_length, self->size_, &decoded, &error)) {
     // `error` says why
-  } else if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) || length != sizeof where) {
+  } else if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
     error = StrCat("rank ", decoded.meta.sender(), " sent a shared-memory location of ", length,
-                   " bytes");
-  } else if (!self->peer_rings_[decoded.meta.sender()]) {
-    error = StrCat("rank ", decoded.meta.sender(),
-                   " sent a payload in shared memory, but its ring is not mapped here");
+                   " bytes by rendezvous");
   } else {
-    std::memcpy(&where, data, sizeof where);
-    if (where.length != decoded.payload_bytes()) {
-      error = StrCat("rank ", decoded.meta.sender(), " sent a payload of ", where.length,
-                     " bytes, but its header declares ", decoded.payload_bytes());
-    } else {
-      self->peer_rings_[decoded.meta.sender()]->Read(where, &payload, &error);
-    }
+    self->shared_memory_->Read(decoded.meta.sender(), data, length, decoded.payload_bytes(),
+                               &payload, &error);
   }
   if (!error.empty()) {
     LOG(ERROR) << "rank " << self->rank_ << " rejected a message: " << error;

@@ -13,7 +13,7 @@
 #include "pacer/config.h"
 #include "ps/buffer_pool.h"
 #include "ps/transport/inflight_limiter.h"
-#include "ps/transport/shared_memory_ring.h"
+#include "ps/transport/shared_memory_routes.h"
 #include "ps/transport/transport.h"
 
 namespace pacer {
@@ -31,10 +31,10 @@ namespace pacer {
 // thread per process, not two. A sending thread posts its send itself when no one else is driving,
 // else queues it for the driver. Throws Error if UCX does not initialize.
 //
-// A rank whose sender writes (kSenderWrites) also has a SharedMemoryRing, which ranks on its host
-// map when the transport starts: its payloads from rndv_threshold to the ring's max_payload() go
-// to them through the ring, with the message carrying only their location (config.shm_ring_bytes;
-// 0, or a UCX_TLS without shared memory, turns it off).
+// A rank whose sender writes (kSenderWrites) also has a SharedMemoryRing, which the ranks on its
+// host map when the transport starts (SharedMemoryRoutes): its payloads from rndv_threshold to the
+// ring's max_payload() go to them through the ring, the message carrying only their location
+// (config.shm_ring_bytes; 0, or a UCX_TLS without shared memory, turns it off).
 class UcxTransport : public Transport {
  public:
   // How this rank's large payloads move, unless UCX_RNDV_SCHEME says otherwise (the sender's
@@ -72,8 +72,6 @@ class UcxTransport : public Transport {
                                             const ucp_am_recv_param_t* param);
 
   void SetHandler(unsigned id, ucp_am_recv_callback_t callback);
-  // Collective: maps the rings of the other ranks on this host and learns which map ours.
-  void ConnectRings();
   // Copies a payload into the ring and sends its location instead, when the ring can take it.
   void RouteThroughRing(SendContext* ctx);
   // Decodes a received message; logs why and returns false when it is malformed.
@@ -107,9 +105,7 @@ class UcxTransport : public Transport {
   PayloadPlacer placer_;
   InflightLimiter<SendContext*> limiter_;
   BufferPool pool_;
-  std::unique_ptr<SharedMemoryRing> ring_;  // null: this rank sends no payload by ring
-  std::vector<std::unique_ptr<SharedMemoryPeer>> peer_rings_;  // by rank: the rings mapped here
-  std::vector<bool> maps_our_ring_;                            // by rank
+  std::unique_ptr<SharedMemoryRoutes> shared_memory_;
   std::thread progress_thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> sleeping_{false};  // the progress thread is (about to be) blocked
