@@ -26,7 +26,7 @@ struct Config {
   // --shm_ring_bytes: a worker's shared memory for payloads to ranks on its host, from
   // rndv_threshold to a quarter of this: it writes them there and sends only where they lie. Only
   // the pages of the bytes in flight are ever touched. 0 turns it off, as does a UCX_TLS without
-  // shared memory. 128 MiB lets 16 MiB pushes through, 8 in flight.
+  // shared memory. 128 MiB takes 16 MiB pushes, 7 of them in flight.
   int64_t shm_ring_bytes = int64_t{128} << 20;
   // --spin_us: how long a progress thread (and a Wait) polls before it blocks; -1 chooses 500 on
   // servers and 50 elsewhere where this host's servers and workers fit its cores, else 0 (spinning

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "ps/split.h"
+
 namespace pacer {
 namespace {
 
@@ -120,18 +122,6 @@ namespace {
 
 // Every --inject on the command line (gflags keeps only the last).
 std::vector<std::string> g_injects;
-
-std::vector<std::string> Split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  size_t begin = 0;
-  while (begin <= text.size()) {
-    size_t end = text.find(separator, begin);
-    if (end == std::string::npos) end = text.size();
-    if (end > begin) parts.push_back(text.substr(begin, end - begin));
-    begin = end + 1;
-  }
-  return parts;
-}
 
 }  // namespace
 

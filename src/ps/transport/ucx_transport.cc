@@ -13,6 +13,7 @@
 
 #include "pacer/error.h"
 #include "ps/spin_policy.h"
+#include "ps/split.h"
 #include "ps/str_cat.h"
 
 namespace pacer {
@@ -51,13 +52,6 @@ bool AllRanksOnThisHost(MPI_Comm comm) {
   return local_size == size;
 }
 
-std::vector<std::string> SplitList(const std::string& list) {
-  std::vector<std::string> items;
-  std::stringstream in(list);
-  for (std::string item; std::getline(in, item, ',');) items.push_back(item);
-  return items;
-}
-
 }  // namespace
 
 bool UcxTlsAllowsSharedMemory(const char* tls) {
@@ -68,7 +62,7 @@ bool UcxTlsAllowsSharedMemory(const char* tls) {
   // UCX's names for its shared-memory transports and the aliases that include them.
   static const char* const kSharedMemory[] = {"all", "sm", "shm", "mm", "posix", "sysv", "xpmem"};
   bool named = false;
-  for (const std::string& item : SplitList(list)) {
+  for (const std::string& item : Split(list, ',')) {
     for (const char* name : kSharedMemory) {
       if (item == name && !(excluding && item == "all")) named = true;
     }
