@@ -32,7 +32,7 @@ Buffer ReadBack(const SharedMemoryPeer& peer, const SharedMemoryLocation& where)
 TEST(SharedMemoryRingTest, FragmentsArriveWholeThroughAnotherMapping) {
   SharedMemoryRing ring(kRingBytes);
   SharedMemoryPeer peer(3, ring.info());
-  // Unaligned sizes, below and above the streaming-copy threshold.
+  // Unaligned sizes, so each fragment after the first starts off a line.
   const std::vector<uint8_t> a = Pattern(100, 1), b = Pattern(70001, 2), c = Pattern(5003, 3);
   std::vector<Buffer> fragments = {Buffer(a.data(), a.size()), Buffer(b.data(), b.size()),
                                    Buffer(c.data(), c.size())};

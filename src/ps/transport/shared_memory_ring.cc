@@ -6,13 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <random>
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "pacer/error.h"
 #include "ps/str_cat.h"
@@ -25,8 +22,6 @@ constexpr size_t kLine = 64;
 // payload rounded up to whole lines.
 constexpr size_t kRingHeader = kLine;
 constexpr size_t kRecordHeader = kLine;
-// Below this a fragment is copied plainly: streaming stores pay off on whole runs of lines.
-constexpr size_t kStreamingMinBytes = 4096;
 
 // The record's first line, alone on it: the reader sets `released` (atomically) when it lets go
 // of the record.
@@ -37,35 +32,6 @@ struct RecordHeader {
 size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 std::string Errno() { return std::strerror(errno); }
-
-// Copies with stores that bypass the cache (the reader, on another core, fetches the lines from
-// memory instead of from this core's cache). The caller fences once after its copies.
-void StreamingCopy(uint8_t* dst, const uint8_t* src, size_t n) {
-#if defined(__SSE2__)
-  const size_t head = std::min(n, (16 - reinterpret_cast<uintptr_t>(dst) % 16) % 16);
-  std::memcpy(dst, src, head);
-  dst += head, src += head, n -= head;
-  for (; n >= 64; dst += 64, src += 64, n -= 64) {
-    const auto* s = reinterpret_cast<const __m128i*>(src);
-    auto* d = reinterpret_cast<__m128i*>(dst);
-    __m128i a = _mm_loadu_si128(s), b = _mm_loadu_si128(s + 1);
-    __m128i c = _mm_loadu_si128(s + 2), e = _mm_loadu_si128(s + 3);
-    _mm_stream_si128(d, a);
-    _mm_stream_si128(d + 1, b);
-    _mm_stream_si128(d + 2, c);
-    _mm_stream_si128(d + 3, e);
-  }
-#endif
-  std::memcpy(dst, src, n);
-}
-
-void StoreFence() {
-#if defined(__SSE2__)
-  _mm_sfence();
-#else
-  __atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
 
 }  // namespace
 
@@ -131,14 +97,14 @@ std::optional<SharedMemoryLocation> SharedMemoryRing::Write(const std::vector<Bu
   const uint64_t offset = *record + kRecordHeader;
   uint8_t* out = base_ + offset;
   for (const Buffer& f : fragments) {
-    if (f.size() >= kStreamingMinBytes) {
-      StreamingCopy(out, f.data(), f.size());
-    } else if (f.size() > 0) {
-      std::memcpy(out, f.data(), f.size());
-    }
+    // Plain copies, not streaming stores: the reader's core then finds the lines in the shared
+    // cache instead of in memory. glibc's memcpy still streams copies too large for that cache.
+    if (f.size() > 0) std::memcpy(out, f.data(), f.size());
     out += f.size();
   }
-  StoreFence();  // the payload is in memory before the message that points at it leaves
+  // The payload's stores come before the message that points at it (x86 keeps stores in order;
+  // this orders them for the compiler and for weaker machines).
+  std::atomic_thread_fence(std::memory_order_release);
   return SharedMemoryLocation{offset, bytes};
 }
 
