@@ -21,6 +21,11 @@ struct Config {
   // --max_inflight_bytes: cap on bytes posted but not yet completed per destination; larger
   // sends wait in a queue (UCX over TCP collapses without a cap).
   int64_t max_inflight_bytes = int64_t{16} << 20;
+  // --max_message_bytes: a request's values for one server go in messages of at most this many
+  // bytes, whole keys each (a larger key goes alone), so that the server sums one message while
+  // the next arrives, and each fits the shared-memory ring. Pulls are cut so only once the keys'
+  // lengths are known from an earlier pull. 0: one message per server.
+  int64_t max_message_bytes = int64_t{4} << 20;
   // --rndv_threshold: messages at least this large use UCX rendezvous (zero-copy, one transfer).
   int64_t rndv_threshold = 16384;
   // --shm_ring_bytes: a worker's shared memory for payloads to ranks on its host, from

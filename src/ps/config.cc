@@ -49,6 +49,9 @@ DEFINE_double(timeout_s, pacer::EnvDouble("PACER_TIMEOUT_S", pacer::kDefaults.ti
 DEFINE_int64(max_inflight_bytes,
              pacer::EnvInt64("PACER_MAX_INFLIGHT_BYTES", pacer::kDefaults.max_inflight_bytes),
              "cap on bytes in flight per destination");
+DEFINE_int64(max_message_bytes,
+             pacer::EnvInt64("PACER_MAX_MESSAGE_BYTES", pacer::kDefaults.max_message_bytes),
+             "most bytes of values in one message to a server (whole keys); 0 = no limit");
 DEFINE_int64(rndv_threshold,
              pacer::EnvInt64("PACER_RNDV_THRESHOLD", pacer::kDefaults.rndv_threshold),
              "payloads of at least this many bytes use UCX rendezvous");
@@ -132,6 +135,7 @@ Config Config::FromFlags() {
   c.server_threads = FLAGS_server_threads;
   c.timeout_s = FLAGS_timeout_s;
   c.max_inflight_bytes = FLAGS_max_inflight_bytes;
+  c.max_message_bytes = FLAGS_max_message_bytes;
   c.rndv_threshold = FLAGS_rndv_threshold;
   c.shm_ring_bytes = FLAGS_shm_ring_bytes;
   c.spin_us = FLAGS_spin_us;

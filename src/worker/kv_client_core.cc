@@ -66,6 +66,7 @@ struct KVClientCore::State : std::enable_shared_from_this<KVClientCore::State> {
         app_id(app),
         value_size(vsize),
         spin(std::chrono::microseconds(std::max(0, s.config().spin_us))),
+        max_message_bytes(s.config().max_message_bytes),
         tracker(s.rank()) {}
 
   void PartDone(int ts, const std::string& error) {
@@ -78,6 +79,12 @@ struct KVClientCore::State : std::enable_shared_from_this<KVClientCore::State> {
   // keys when null); each is recorded as a part of `p`.
   using Cut = std::vector<std::pair<int, Message>>;
   Cut CutParts(int ts, Pending& p, Operation op, const std::vector<size_t>* positions);
+  // The keys at `slice` (one server's) in groups of at most max_message_bytes of values each,
+  // whole keys, in order; one group where the sizes are not known.
+  std::vector<std::vector<size_t>> SplitBySize(Pending& p, bool push, std::vector<size_t> slice);
+  // The message that carries the keys at `slice` of `p`'s request.
+  Message MessageOf(int ts, Pending& p, Operation op, bool pull_after_push, int64_t epoch,
+                    const std::vector<size_t>& slice);
   // Adds the messages to the request's tracker and sends them. Called with `mu` not held (a send
   // may complete at once).
   void SendParts(int ts, Cut messages);
@@ -92,6 +99,7 @@ struct KVClientCore::State : std::enable_shared_from_this<KVClientCore::State> {
   const int app_id;
   const size_t value_size;
   SpinPolicy spin;  // for Wait
+  const int64_t max_message_bytes;
   int client_id = -1;
   RequestTracker tracker;
   BufferPool pool;
@@ -178,7 +186,6 @@ KVClientCore::State::Cut KVClientCore::State::CutParts(int ts, Pending& p, Opera
   const Request& request = p.request;
   const bool push = op != Operation::kPull;
   const Key* keys = request.keys.as<Key>();
-  const int32_t* lens = request.lens.as<int32_t>();
   const size_t n = request.keys.count<Key>();
   const bool whole = positions == nullptr;
   std::vector<Key> part_keys;
@@ -194,51 +201,96 @@ KVClientCore::State::Cut KVClientCore::State::CutParts(int ts, Pending& p, Opera
   Cut messages;
   for (int server = 0; server < table->num_servers(); ++server) {
     if (slices[server].empty()) continue;
-    std::vector<size_t> slice = std::move(slices[server]);
+    std::vector<size_t> positions_of_server = std::move(slices[server]);
     if (!whole) {
-      for (size_t& j : slice) j = (*positions)[j];
+      for (size_t& j : positions_of_server) j = (*positions)[j];
     }
-    Message msg;
-    proto::Meta& meta = msg.meta;
-    meta.set_command(CommandOf(op));
-    meta.set_sender(session.rank());
-    meta.set_app_id(app_id);
-    meta.set_client_id(client_id);
-    meta.set_request_id(ts);
-    meta.set_value_size(static_cast<int>(value_size));
-    meta.set_user_command(request.user_command);
-    meta.set_clock(request.sync.clock + (pull_after_push && !request.sync.init ? 1 : 0));
-    meta.set_version(request.sync.version);
-    meta.set_weight(request.sync.weight);
-    meta.set_init(request.sync.init && push);
-    meta.set_after_own_push(request.sync.after_own_push);
-    meta.set_state(request.sync.state);
-    meta.set_epoch(table->epoch());
-    if (slice.size() == n) {
-      msg.keys = request.keys;
-      msg.lens = request.lens;
-      if (push) msg.vals.push_back(request.values);
-    } else {
-      msg.keys = Gather(keys, slice);
-      if (lens) msg.lens = Gather(lens, slice);
-      // Values by reference, one fragment per run of consecutive keys.
-      const std::vector<size_t>* offsets = push ? &OffsetsOf(p) : nullptr;
-      for (size_t j = 0; push && j < slice.size();) {
-        size_t end = j + 1;
-        while (end < slice.size() && slice[end] == slice[end - 1] + 1) ++end;
-        size_t begin_byte = (*offsets)[slice[j]], end_byte = (*offsets)[slice[end - 1] + 1];
-        msg.vals.push_back(request.values.Slice(begin_byte, end_byte - begin_byte));
-        j = end;
-      }
-    }
-    {
+    for (std::vector<size_t>& slice : SplitBySize(p, push, std::move(positions_of_server))) {
+      messages.emplace_back(server, MessageOf(ts, p, op, pull_after_push, table->epoch(), slice));
       std::lock_guard<std::mutex> lock(mu);
-      meta.set_part(static_cast<int>(p.parts.size()));
+      messages.back().second.meta.set_part(static_cast<int>(p.parts.size()));
       p.parts.push_back({op, std::move(slice)});
     }
-    messages.emplace_back(server, std::move(msg));
   }
   return messages;
+}
+
+std::vector<std::vector<size_t>> KVClientCore::State::SplitBySize(Pending& p, bool push,
+                                                                  std::vector<size_t> slice) {
+  const size_t limit = static_cast<size_t>(std::max<int64_t>(0, max_message_bytes));
+  std::vector<std::vector<size_t>> out;
+  const Request& request = p.request;
+  // Bytes of each key: a push's from its values; a pull's from the lengths earlier pulls saw.
+  std::vector<size_t> bytes;
+  if (limit > 0 && push && request.values.size() > limit) {
+    const std::vector<size_t>& offsets = OffsetsOf(p);
+    for (size_t i : slice) bytes.push_back(offsets[i + 1] - offsets[i]);
+  } else if (limit > 0 && !push && slice.size() > 1) {
+    const Key* keys = request.keys.as<Key>();
+    std::lock_guard<std::mutex> lock(mu);
+    for (size_t i : slice) {
+      auto seen = known_lens.find(keys[i]);
+      if (seen == known_lens.end()) break;
+      bytes.push_back(static_cast<size_t>(seen->second) * value_size);
+    }
+  }
+  if (bytes.size() != slice.size()) {
+    out.push_back(std::move(slice));
+    return out;
+  }
+  size_t filled = 0;
+  for (size_t j = 0; j < slice.size(); ++j) {
+    if (out.empty() || (filled > 0 && filled + bytes[j] > limit)) {
+      out.emplace_back();
+      filled = 0;
+    }
+    out.back().push_back(slice[j]);
+    filled += bytes[j];
+  }
+  return out;
+}
+
+Message KVClientCore::State::MessageOf(int ts, Pending& p, Operation op, bool pull_after_push,
+                                       int64_t epoch, const std::vector<size_t>& slice) {
+  const Request& request = p.request;
+  const bool push = op != Operation::kPull;
+  const Key* keys = request.keys.as<Key>();
+  const int32_t* lens = request.lens.as<int32_t>();
+  const size_t n = request.keys.count<Key>();
+  Message msg;
+  proto::Meta& meta = msg.meta;
+  meta.set_command(CommandOf(op));
+  meta.set_sender(session.rank());
+  meta.set_app_id(app_id);
+  meta.set_client_id(client_id);
+  meta.set_request_id(ts);
+  meta.set_value_size(static_cast<int>(value_size));
+  meta.set_user_command(request.user_command);
+  meta.set_clock(request.sync.clock + (pull_after_push && !request.sync.init ? 1 : 0));
+  meta.set_version(request.sync.version);
+  meta.set_weight(request.sync.weight);
+  meta.set_init(request.sync.init && push);
+  meta.set_after_own_push(request.sync.after_own_push);
+  meta.set_state(request.sync.state);
+  meta.set_epoch(epoch);
+  if (slice.size() == n) {
+    msg.keys = request.keys;
+    msg.lens = request.lens;
+    if (push) msg.vals.push_back(request.values);
+  } else {
+    msg.keys = Gather(keys, slice);
+    if (lens) msg.lens = Gather(lens, slice);
+    // Values by reference, one fragment per run of consecutive keys.
+    const std::vector<size_t>* offsets = push ? &OffsetsOf(p) : nullptr;
+    for (size_t j = 0; push && j < slice.size();) {
+      size_t end = j + 1;
+      while (end < slice.size() && slice[end] == slice[end - 1] + 1) ++end;
+      size_t begin_byte = (*offsets)[slice[j]], end_byte = (*offsets)[slice[end - 1] + 1];
+      msg.vals.push_back(request.values.Slice(begin_byte, end_byte - begin_byte));
+      j = end;
+    }
+  }
+  return msg;
 }
 
 void KVClientCore::State::SendParts(int ts, Cut messages) {
@@ -278,7 +330,8 @@ void KVClientCore::State::Complete(int ts) {
   if (error.empty() && p->pull) {
     std::vector<int32_t> lens;
     error = p->pull->Assemble(Prefix(), OperationName(op), &lens);
-    if (error.empty() && p->pull->targets() > 1) {  // only these place by known lengths
+    // Only requests of several keys place values, or cut pulls, by the lengths seen before.
+    if (error.empty() && lens.size() > 1) {
       std::lock_guard<std::mutex> lock(mu);
       const Key* keys = p->pull->keys().as<Key>();
       for (size_t i = 0; i < lens.size(); ++i) known_lens[keys[i]] = lens[i];

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -207,6 +208,66 @@ TEST(KVLocalResponseOrderTest, SplitRequestsAreAnsweredInKeyOrder) {
       EXPECT_EQ(values, vals) << values_per_key << " values per key";
       lock.unlock();
       core.DetachClient(id);
+    }
+  });
+}
+
+// A request's values for one server travel in messages of at most max_message_bytes, whole keys
+// each (a larger key alone). Pulls are cut so once an earlier pull told the keys' lengths.
+TEST(KVLocalMessageSizeTest, LargeRequestsTravelInMessagesOfWholeKeys) {
+  Config config;
+  config.server_threads = 1;  // the handler then sees each message whole
+  config.timeout_s = 30;
+  config.max_message_bytes = 10000;
+  RunLocalJob(1, 1, config, [&](Session& session) {
+    if (session.is_server()) {
+      std::map<Key, std::vector<float>> store;
+      std::vector<std::pair<bool, size_t>> messages;  // (push, keys) of each request received
+      KVServer<float> server(session, [&](const RequestMeta& meta, const KVRequest<float>& req,
+                                          KVServer<float>* s) {
+        messages.emplace_back(meta.push, req.keys.size());
+        if (meta.push) {
+          size_t at = 0;
+          for (size_t i = 0; i < req.keys.size(); ++i) {
+            store[req.keys[i]].assign(req.vals.begin() + at, req.vals.begin() + at + req.length(i));
+            at += req.length(i);
+          }
+          s->Response(meta);
+          return;
+        }
+        KVPairs<float> res;
+        for (Key k : req.keys) {
+          res.keys.push_back(k);
+          res.vals.insert(res.vals.end(), store[k].begin(), store[k].end());
+          res.lens.push_back(static_cast<int>(store[k].size()));
+        }
+        s->Response(meta, std::move(res));
+      });
+      session.Finalize();
+      // The push, then the two pulls: 8000, 8000, 12000 (alone), 8000 and 4000 B; the first pull
+      // whole, its lengths not yet known.
+      const std::vector<std::pair<bool, size_t>> expected = {
+          {true, 2},  {true, 2},  {true, 1},  {true, 2},  {true, 1}, {false, 8},
+          {false, 2}, {false, 2}, {false, 1}, {false, 2}, {false, 1}};
+      EXPECT_EQ(messages, expected);
+      return;
+    }
+    if (!session.is_worker()) return;
+    KVWorker<float> kv(session);
+    // 1000 values (4000 B) per key, but key 5 has 3000 (12000 B, over the limit).
+    const std::vector<Key> keys = {1, 2, 3, 4, 5, 6, 7, 8};
+    const std::vector<int> lens = {1000, 1000, 1000, 1000, 3000, 1000, 1000, 1000};
+    std::vector<float> vals;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      for (int j = 0; j < lens[i]; ++j) vals.push_back(float(keys[i] * 10000 + j));
+    }
+    kv.Wait(kv.Push(keys, vals, lens));
+    for (int pull = 0; pull < 2; ++pull) {
+      std::vector<float> out;
+      std::vector<int> out_lens;
+      kv.Wait(kv.Pull(keys, &out, &out_lens));
+      EXPECT_EQ(out, vals) << "pull " << pull;
+      EXPECT_EQ(out_lens, lens) << "pull " << pull;
     }
   });
 }
