@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -34,6 +35,9 @@ DEFINE_string(json, "", "also write the points to this file as a JSON array");
 DEFINE_int64(bytes_per_point, int64_t{256} << 20, "bytes each worker moves per point");
 DEFINE_int32(min_ops, 10, "fewest operations per point");
 DEFINE_int32(warmup_ops, 3, "unmeasured operations before each point");
+DEFINE_bool(push_memory, true,
+            "push from Session::AllocatePushMemory (servers on this host read it in place); "
+            "false: from ordinary memory, which a push to such a server copies");
 DEFINE_bool(allreduce_compare, false,
             "also time MPI_Allreduce of --allreduce_bytes per worker against Pacer's push + pull");
 DEFINE_int64(allreduce_bytes, int64_t{100} << 20, "gradient bytes per worker to compare");
@@ -88,8 +92,13 @@ class Runner {
     const size_t values = size / sizeof(float) * servers;
     BenchKeys keys(session_, index, window);
     const int me = session_.role_index();
-    // Pushes read one shared source, as ucx_perftest's tag_bw sends one buffer `window` times.
-    const std::vector<float> ones(values, 1.0f);
+    // Pushes read one source, as ucx_perftest's tag_bw sends one buffer `window` times.
+    std::shared_ptr<void> source =
+        FLAGS_push_memory ? session_.AllocatePushMemory(values * sizeof(float))
+                          : std::shared_ptr<void>(new float[values],
+                                                  [](void* p) { delete[] static_cast<float*>(p); });
+    const Span<const float> ones(static_cast<float*>(source.get()), values);
+    std::fill_n(static_cast<float*>(source.get()), values, 1.0f);
     std::vector<std::vector<float>> outs(window, std::vector<float>(values));
     std::vector<int> pushes(window, 0);
     std::vector<int> pending(window, -1);

@@ -26,6 +26,17 @@ class Buffer {
   }
   // Copies `size` bytes into a new owned buffer.
   static Buffer Copy(const void* data, size_t size);
+  // A view of memory its sender lent (values pushed from Session::AllocatePushMemory, read in
+  // place by a server on the same host): the sender may write it again once the request is
+  // answered, so whoever keeps it past the response must keep a copy (Owned).
+  static Buffer Lent(const void* data, size_t size, std::shared_ptr<const void> owner) {
+    Buffer b(data, size, std::move(owner));
+    b.lent_ = true;
+    return b;
+  }
+  bool lent() const { return lent_; }
+  // This buffer, or a copy of it where it is lent.
+  Buffer Owned() const { return lent_ ? Copy(data_, size_) : *this; }
 
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
@@ -33,7 +44,11 @@ class Buffer {
   const std::shared_ptr<const void>& owner() const { return owner_; }
 
   // A view of [offset, offset + size) sharing this buffer's owner.
-  Buffer Slice(size_t offset, size_t size) const { return Buffer(data_ + offset, size, owner_); }
+  Buffer Slice(size_t offset, size_t size) const {
+    Buffer b(data_ + offset, size, owner_);
+    b.lent_ = lent_;
+    return b;
+  }
 
   // The bytes as an array of T; nullptr when empty, so `if (buffer.as<T>())` asks "is it there".
   template <typename T>
@@ -49,6 +64,7 @@ class Buffer {
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   std::shared_ptr<const void> owner_;
+  bool lent_ = false;
 };
 
 }  // namespace pacer

@@ -17,7 +17,10 @@
 namespace pacer {
 
 // A request as a handler sees it: views of the received keys, values and lengths. Copying a
-// KVRequest keeps its memory alive.
+// KVRequest keeps its memory alive, except where the values are lent (data.values.lent(): pushed
+// from Session::AllocatePushMemory on this host and read in place): the worker may write them
+// again once the request is answered, so a handler that keeps them past its Response keeps
+// data.values.Owned().
 template <typename T>
 struct KVRequest {
   Span<const Key> keys;

@@ -44,6 +44,13 @@ class Session {
   // (and free for the caller's own local aggregation).
   Reducer& reducer();
 
+  // `bytes` of memory (64-byte aligned) to push values from. Where this rank reaches servers on its
+  // host through shared memory (UCX with shared memory, `--shm_ring_bytes`), the memory is part of
+  // it and those servers sum pushed values where they lie, without the copy a push otherwise
+  // makes; elsewhere it is ordinary memory. Freed when the last copy of the pointer goes. As for
+  // any ZPush, values must stay unchanged until the push's Wait returns.
+  std::shared_ptr<void> AllocatePushMemory(size_t bytes);
+
   // Blocks until every node of `group` (NodeGroup bits) has called Barrier with the same group.
   // Throws TimeoutError after config().timeout_s or `timeout`.
   void Barrier(int group);

@@ -1,5 +1,9 @@
 #include "pacer/session.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
 #include "pacer/error.h"
 #include "ps/session_core.h"
 #include "scheduler/monitor.h"
@@ -38,6 +42,13 @@ int Session::role_index() const { return core_->role_index(); }
 std::string Session::transport_name() const { return core_->transport_name(); }
 const Config& Session::config() const { return core_->config(); }
 Reducer& Session::reducer() { return core_->reducer(); }
+
+std::shared_ptr<void> Session::AllocatePushMemory(size_t bytes) {
+  if (std::shared_ptr<void> shared = core_->transport().LendSharedMemory(bytes)) return shared;
+  void* p = std::aligned_alloc(64, std::max<size_t>((bytes + 63) / 64 * 64, 64));
+  if (p == nullptr) throw Error("cannot allocate " + std::to_string(bytes) + " bytes to push from");
+  return std::shared_ptr<void>(p, &std::free);
+}
 
 void Session::Barrier(int group) {
   Barrier(group, std::chrono::milliseconds(static_cast<int64_t>(config().timeout_s * 1000)));

@@ -1,7 +1,9 @@
 // Push/pull between processes over the transport given on the command line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -10,6 +12,7 @@
 #include "pacer/kv_server.h"
 #include "pacer/kv_worker.h"
 #include "pacer/session.h"
+#include "ps/session_core.h"
 
 namespace pacer {
 namespace {
@@ -87,6 +90,43 @@ TEST(KVMpiTest, TheWaitingThreadReceivesItsReply) {
       kv.Wait(kv.ZPush(keys, vals, {}, 0, [&ran_on] { ran_on = std::this_thread::get_id(); }));
       EXPECT_EQ(ran_on == std::this_thread::get_id(), session.transport_name() == "ucx")
           << "round " << round << " over " << session.transport_name();
+    }
+  }
+  session.Finalize();
+}
+
+// Values pushed from Session::AllocatePushMemory are summed where they lie by servers on this host
+// (over UCX, from the worker's shared memory): the sums are exact, and writing the memory again
+// once a push's Wait returned changes nothing already pushed.
+TEST(KVMpiTest, PushesFromPushMemorySumExactly) {
+  Session session(MpiTestConfig());
+  if (session.is_server()) {
+    KVServer<float> server(session);
+    session.Finalize();
+    return;
+  }
+  if (session.is_worker()) {
+    if (session.transport_name() == "ucx") {
+      EXPECT_NE(session.core().transport().LendSharedMemory(64), nullptr)
+          << "UCX on one host lends shared memory";
+    }
+    KVWorker<float> kv(session);
+    const int me = session.role_index();
+    constexpr size_t kKeys = 8, kLen = 65536;  // 256 KiB per key: past the rendezvous threshold
+    std::vector<Key> keys;
+    for (size_t i = 0; i < kKeys; ++i) keys.push_back(Key(100000 * (me + 1) + i));
+    std::shared_ptr<void> memory = session.AllocatePushMemory(kKeys * kLen * sizeof(float));
+    float* grads = static_cast<float*>(memory.get());
+    for (int round = 1; round <= 4; ++round) {
+      for (size_t j = 0; j < kKeys * kLen; ++j) grads[j] = float(round * (me + 1) + j % 7);
+      kv.Wait(kv.ZPush(keys, Span<const float>(grads, kKeys * kLen)));
+      std::fill_n(grads, kKeys * kLen, -1e9f);  // the next iteration's gradients
+    }
+    std::vector<float> out;
+    kv.Wait(kv.Pull(keys, &out));
+    ASSERT_EQ(out.size(), kKeys * kLen);
+    for (size_t j = 0; j < out.size(); ++j) {
+      ASSERT_EQ(out[j], float(10 * (me + 1) + 4 * (j % 7))) << "value " << j << " of worker " << me;
     }
   }
   session.Finalize();

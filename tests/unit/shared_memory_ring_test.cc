@@ -48,6 +48,48 @@ TEST(SharedMemoryRingTest, FragmentsArriveWholeThroughAnotherMapping) {
   EXPECT_TRUE(std::equal(expected.begin(), expected.end(), payload.data()));
 }
 
+// Memory lent out of the ring is read in place: the reader sees the sender's later writes, its
+// letting go frees nothing, and only Return gives the room back.
+TEST(SharedMemoryRingTest, LentMemoryIsReadInPlaceUntilReturned) {
+  SharedMemoryRing ring(kRingBytes);
+  SharedMemoryPeer peer(2, ring.info());
+  const size_t lent_bytes = ring.max_payload() * 3;
+  uint8_t* lent = ring.Lend(lent_bytes);
+  ASSERT_NE(lent, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(lent) % 64, 0u);
+  const std::vector<uint8_t> data = Pattern(lent_bytes, 5);
+  std::copy(data.begin(), data.end(), lent);
+
+  std::optional<SharedMemoryLocation> where = ring.Locate(lent + 100, 5000);
+  ASSERT_TRUE(where.has_value());
+  EXPECT_EQ(where->length, 5000u);
+  EXPECT_EQ(where->lent, 1u);
+  Buffer payload = ReadBack(peer, *where);
+  EXPECT_TRUE(payload.lent());
+  EXPECT_TRUE(payload.Slice(10, 10).lent());
+  ASSERT_EQ(payload.size(), 5000u);
+  EXPECT_TRUE(std::equal(data.begin() + 100, data.begin() + 5100, payload.data()));
+  lent[100] ^= 0xff;  // no copy: the reader sees the write
+  EXPECT_EQ(payload.data()[0], static_cast<uint8_t>(data[100] ^ 0xff));
+  Buffer owned = payload.Owned();
+  EXPECT_FALSE(owned.lent());
+  EXPECT_NE(owned.data(), payload.data());
+  payload = Buffer();
+
+  EXPECT_FALSE(ring.Locate(lent + lent_bytes - 10, 11)) << "runs past the lent memory";
+  EXPECT_FALSE(ring.Locate(data.data(), 10)) << "not the ring's memory";
+  // The lent three quarters stay taken after the reader let go: no quarter-ring record fits.
+  const std::vector<uint8_t> quarter = Pattern(ring.max_payload(), 6);
+  EXPECT_FALSE(ring.Write({Buffer(quarter.data(), quarter.size())}, quarter.size()));
+  ring.Return(lent);
+  EXPECT_FALSE(ring.Locate(lent + 100, 10)) << "returned";
+  std::optional<SharedMemoryLocation> record =
+      ring.Write({Buffer(quarter.data(), quarter.size())}, quarter.size());
+  ASSERT_TRUE(record.has_value());
+  EXPECT_EQ(record->lent, 0u);
+  EXPECT_THROW(ring.Return(lent), Error);
+}
+
 // Records are freed when the reader lets go of the payload's last copy, and a new record takes the
 // lowest offset free, so a steady stream cycles through as few pages as it has bytes in flight.
 TEST(SharedMemoryRingTest, ReleasedRecordsAreReusedLowestFirst) {
@@ -101,6 +143,9 @@ TEST(SharedMemoryRingTest, LocationsOutsideTheRingNameTheOffsets) {
       {{128, kRingBytes}, "longer than the ring"},
       {{130, 16}, "not on a line"},
       {{0, 16}, "over the ring's header"},
+      {{kRingBytes + 64, 16, 1}, "lent, past the end"},
+      {{8, 16, 1}, "lent, over the ring's header"},
+      {{128, 16, 2}, "neither lent nor a record"},
   };
   for (const auto& c : cases) {
     Buffer payload;

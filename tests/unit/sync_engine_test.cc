@@ -135,6 +135,29 @@ TEST(SyncEngineTest, BspAppliesOneUpdateWhenEveryWorkerPushed) {
   EXPECT_EQ(e->Status(7).applied, 3);
 }
 
+// A worker may write lent values (pushed from its shared memory) again once its push is
+// answered, which is before the engine applies them: a gradient kept for later (the clock's first,
+// or one held for a switch) is kept as a copy.
+TEST(SyncEngineTest, LentGradientsKeptForLaterAreCopied) {
+  Engine e(2, "bsp");
+  e.Init(7, {10, 20});
+  e.Init(8, {10, 20});
+  std::vector<float> first = {3, 6}, held = {1, 2};
+  e->Push(7, {0, 0, 0, 1, Buffer::Lent(first.data(), 8, nullptr)});
+  first = {-1000, -1000};  // the worker's next iteration, after the push was answered
+  e.Push(7, 1, 0, {1, 0});
+  EXPECT_EQ(e.Values(7), (std::vector<float>{8, 17}));  // w - (3 + 6, 1 + 0) / 2
+
+  e.Push(8, 0, 0, {0, 0});
+  e.Push(8, 1, 0, {0, 0});
+  EXPECT_EQ(e->PrepareSwitch(), 1);
+  e->Push(8, {0, 1, 0, 1, Buffer::Lent(held.data(), 8, nullptr)});  // clock 1: held
+  held = {-1000, -1000};
+  e.Push(8, 1, 1, {1, 2});
+  e->CommitSwitch(SyncMode::Parse("bsp"), 1);
+  EXPECT_EQ(e.Values(8), (std::vector<float>{9, 18}));  // w - (1 + 1, 2 + 2) / 2
+}
+
 TEST(SyncEngineTest, WeightedPushesAreDividedByTheTotalWeight) {
   Engine e(3, "bsp");
   e.Init(1, {0});

@@ -94,6 +94,7 @@ void SyncEngine::Push(Key key, const Gradient& g) {
   k.arrived[g.worker] = g.clock;
   if (Holds(k, g.clock)) {
     k.held.push_back(g);
+    k.held.back().values = g.values.Owned();  // answered before it is applied
   } else {
     Process(k, g);
   }
@@ -117,7 +118,7 @@ void SyncEngine::Accumulate(KeyState& k, const Gradient& g) {
   struct Aggregate& a = k.aggregates[g.clock];
   const size_t count = k.params->size();
   if (a.count == 0) {
-    a.first = g.values;
+    a.first = g.values.Owned();  // kept until the clock completes, after the push is answered
   } else {
     const float* prior = a.count == 1 ? a.first.as<float>() : a.sum_data;
     if (a.count == 1) {

@@ -35,6 +35,9 @@ class ShapedTransport : public Transport {
   void SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                  SendCallback on_sent) override;
   void Stop() override;
+  std::shared_ptr<void> LendSharedMemory(size_t bytes) override {
+    return inner_->LendSharedMemory(bytes);
+  }
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -108,6 +108,41 @@ std::optional<SharedMemoryLocation> SharedMemoryRing::Write(const std::vector<Bu
   return SharedMemoryLocation{offset, bytes};
 }
 
+uint8_t* SharedMemoryRing::Lend(size_t bytes) {
+  if (bytes == 0 || bytes > capacity_) return nullptr;
+  // A record whose header no reader ever sees, so none marks it released before Return does.
+  const std::optional<uint64_t> record = Reserve(kRecordHeader + RoundUp(bytes, kLine));
+  if (!record) return nullptr;
+  std::lock_guard<std::mutex> lock(mu_);
+  lent_.emplace_back(*record + kRecordHeader, bytes);
+  return base_ + *record + kRecordHeader;
+}
+
+void SharedMemoryRing::Return(const uint8_t* lent) {
+  const uint64_t offset = static_cast<uint64_t>(lent - base_);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it =
+      std::find_if(lent_.begin(), lent_.end(), [&](const auto& l) { return l.first == offset; });
+  if (it == lent_.end())
+    throw Error(StrCat("no memory lent at offset ", offset, " of the shared-memory ring"));
+  lent_.erase(it);
+  __atomic_store_n(&reinterpret_cast<RecordHeader*>(base_ + offset - kRecordHeader)->released, 1u,
+                   __ATOMIC_RELEASE);
+}
+
+std::optional<SharedMemoryLocation> SharedMemoryRing::Locate(const uint8_t* data, size_t bytes) {
+  if (data < base_ || data >= base_ + info_.bytes) return std::nullopt;
+  const uint64_t offset = static_cast<uint64_t>(data - base_);
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [begin, size] : lent_) {
+    if (offset >= begin && offset - begin <= size && bytes <= size - (offset - begin)) {
+      std::atomic_thread_fence(std::memory_order_release);  // the caller's stores come first
+      return SharedMemoryLocation{offset, bytes, 1};
+    }
+  }
+  return std::nullopt;
+}
+
 struct SharedMemoryPeer::Mapping {
   uint8_t* base = nullptr;
   size_t bytes = 0;
@@ -141,11 +176,16 @@ SharedMemoryPeer::SharedMemoryPeer(int rank, const SharedMemoryRingInfo& info)
 bool SharedMemoryPeer::Read(const SharedMemoryLocation& where, Buffer* payload,
                             std::string* error) const {
   const uint64_t size = mapping_->bytes;
-  if (where.offset % kLine != 0 || where.offset < kRingHeader + kRecordHeader ||
-      where.offset > size || where.length > size - where.offset) {
+  if ((where.offset % kLine != 0 && where.lent != 1) || where.lent > 1 ||
+      where.offset < kRingHeader + kRecordHeader || where.offset > size ||
+      where.length > size - where.offset) {
     *error = StrCat("rank ", rank_, " sent a payload of ", where.length, " bytes at offset ",
                     where.offset, " of its ", size, "-byte shared-memory ring");
     return false;
+  }
+  if (where.lent == 1) {  // the sender's to reuse once the request is answered
+    *payload = Buffer::Lent(mapping_->base + where.offset, where.length, mapping_);
+    return true;
   }
   auto* header = reinterpret_cast<RecordHeader*>(mapping_->base + where.offset - kRecordHeader);
   // The owner keeps the mapping, and frees the record when the payload's last copy goes.

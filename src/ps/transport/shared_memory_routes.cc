@@ -13,7 +13,7 @@ SharedMemoryRoutes::SharedMemoryRoutes(int rank, int size, size_t ring_bytes)
     : rank_(rank), peers_(size), maps_ours_(size, false) {
   if (ring_bytes == 0) return;
   try {
-    ring_ = std::make_unique<SharedMemoryRing>(ring_bytes);
+    ring_ = std::make_shared<SharedMemoryRing>(ring_bytes);
   } catch (const Error& e) {
     LOG(WARNING) << "rank " << rank_ << " sends without a shared-memory ring: " << e.what();
   }
@@ -54,10 +54,20 @@ void SharedMemoryRoutes::Connect(MPI_Comm comm) {
   if (ring_) ring_->CloseDescriptor();  // every rank here has opened it, or given up
 }
 
+std::shared_ptr<void> SharedMemoryRoutes::Lend(size_t bytes) {
+  uint8_t* lent = ring_ ? ring_->Lend(bytes) : nullptr;
+  if (lent == nullptr) return nullptr;
+  return std::shared_ptr<void>(lent,
+                               [ring = ring_](void* p) { ring->Return(static_cast<uint8_t*>(p)); });
+}
+
 std::optional<SharedMemoryLocation> SharedMemoryRoutes::Write(int dst,
                                                               const std::vector<Buffer>& fragments,
                                                               size_t bytes) {
   if (!ring_ || !maps_ours_[dst]) return std::nullopt;
+  if (fragments.size() == 1) {
+    if (auto in_place = ring_->Locate(fragments[0].data(), bytes)) return in_place;
+  }
   return ring_->Write(fragments, bytes);
 }
 

@@ -27,8 +27,13 @@ class SharedMemoryRoutes {
   // and learn which map theirs.
   void Connect(MPI_Comm comm);
 
-  // Copies the payload (`bytes` in all) into this rank's ring for `dst` and returns where it lies,
-  // or nothing when `dst` has not mapped the ring, the payload is too large or there is no room.
+  // `bytes` of this rank's ring lent to its code, returned when the last copy of the pointer
+  // goes (the ring lives as long); null without a ring or room in it.
+  std::shared_ptr<void> Lend(size_t bytes);
+
+  // Where the payload (`bytes` in all) lies in this rank's ring for `dst`: a payload of one
+  // fragment in lent memory as it is, any other copied into a record. Nothing when `dst` has not
+  // mapped the ring, the payload is too large or there is no room.
   std::optional<SharedMemoryLocation> Write(int dst, const std::vector<Buffer>& fragments,
                                             size_t bytes);
 
@@ -40,7 +45,7 @@ class SharedMemoryRoutes {
 
  private:
   int rank_;
-  std::unique_ptr<SharedMemoryRing> ring_;                // null: no payload goes by ring
+  std::shared_ptr<SharedMemoryRing> ring_;                // null: no payload goes by ring
   std::vector<std::unique_ptr<SharedMemoryPeer>> peers_;  // by rank: the rings mapped here
   std::vector<bool> maps_ours_;                           // by rank
 };

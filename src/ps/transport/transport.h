@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "ps/message.h"
@@ -53,6 +54,11 @@ class Transport {
                          std::chrono::microseconds /*spin*/) {
     return false;
   }
+
+  // `bytes` of memory this transport's same-host peers read in place when a payload of one
+  // fragment lies in it (no copy), returned when the last copy of the pointer goes; null where
+  // the transport has none.
+  virtual std::shared_ptr<void> LendSharedMemory(size_t /*bytes*/) { return nullptr; }
 
  protected:
   // Throws Error naming the rank when `dst` is not a rank of this job.

@@ -55,6 +55,9 @@ class UcxTransport : public Transport {
   void SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                  SendCallback on_sent) override;
   void Stop() override;
+  std::shared_ptr<void> LendSharedMemory(size_t bytes) override {
+    return shared_memory_ ? shared_memory_->Lend(bytes) : nullptr;
+  }
   bool PollUntil(const std::function<bool()>& done, std::chrono::steady_clock::time_point deadline,
                  std::chrono::microseconds spin) override;
 
