@@ -45,9 +45,10 @@ class Session {
   Reducer& reducer();
 
   // `bytes` of memory (64-byte aligned) to push values from. Where this rank reaches servers on its
-  // host through shared memory (UCX with shared memory, `--shm_ring_bytes`), the memory is part of
-  // it and those servers sum pushed values where they lie, without the copy a push otherwise
-  // makes; elsewhere it is ordinary memory. Freed when the last copy of the pointer goes. As for
+  // host through shared memory (UCX with shared memory), the memory is taken from its ring
+  // (`--shm_ring_bytes`; all of it that the ring can spare) and those servers sum pushed values
+  // where they lie, without the copy a push otherwise makes; elsewhere, or when the ring has no
+  // room left, it is ordinary memory. Freed when the last copy of the pointer goes. As for
   // any ZPush, values must stay unchanged until the push's Wait returns.
   std::shared_ptr<void> AllocatePushMemory(size_t bytes);
 
