@@ -1,9 +1,8 @@
 #include "pacer/session.h"
 
-#include <algorithm>
-#include <cstdlib>
-#include <string>
+#include <memory>
 
+#include "pacer/buffer.h"
 #include "pacer/error.h"
 #include "ps/session_core.h"
 #include "scheduler/monitor.h"
@@ -45,9 +44,9 @@ Reducer& Session::reducer() { return core_->reducer(); }
 
 std::shared_ptr<void> Session::AllocatePushMemory(size_t bytes) {
   if (std::shared_ptr<void> shared = core_->transport().LendSharedMemory(bytes)) return shared;
-  void* p = std::aligned_alloc(64, std::max<size_t>((bytes + 63) / 64 * 64, 64));
-  if (p == nullptr) throw Error("cannot allocate " + std::to_string(bytes) + " bytes to push from");
-  return std::shared_ptr<void>(p, &std::free);
+  uint8_t* memory = nullptr;
+  const Buffer owned = Buffer::Allocate(bytes, &memory);
+  return std::shared_ptr<void>(std::const_pointer_cast<void>(owned.owner()), memory);
 }
 
 void Session::Barrier(int group) {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <sstream>
 
 #include "pacer/error.h"
@@ -330,8 +331,12 @@ void KVClientCore::State::Complete(int ts) {
   if (error.empty() && p->pull) {
     std::vector<int32_t> lens;
     error = p->pull->Assemble(Prefix(), OperationName(op), &lens);
-    // Only requests of several keys place values, or cut pulls, by the lengths seen before.
-    if (error.empty() && lens.size() > 1) {
+    // Pulls answered in several parts place values by the lengths seen before, and a pull larger
+    // than a message is cut by them the next time; other pulls skip the bookkeeping.
+    const int64_t pulled =
+        std::accumulate(lens.begin(), lens.end(), int64_t{0}) * static_cast<int64_t>(value_size);
+    if (error.empty() && lens.size() > 1 &&
+        (p->pull->targets() > 1 || (max_message_bytes > 0 && pulled > max_message_bytes))) {
       std::lock_guard<std::mutex> lock(mu);
       const Key* keys = p->pull->keys().as<Key>();
       for (size_t i = 0; i < lens.size(); ++i) known_lens[keys[i]] = lens[i];

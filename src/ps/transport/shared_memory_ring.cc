@@ -109,7 +109,7 @@ std::optional<SharedMemoryLocation> SharedMemoryRing::Write(const std::vector<Bu
 }
 
 uint8_t* SharedMemoryRing::Lend(size_t bytes) {
-  if (bytes == 0 || bytes > capacity_) return nullptr;
+  if (bytes == 0) return nullptr;
   // A record whose header no reader ever sees, so none marks it released before Return does.
   const std::optional<uint64_t> record = Reserve(kRecordHeader + RoundUp(bytes, kLine));
   if (!record) return nullptr;
@@ -176,7 +176,8 @@ SharedMemoryPeer::SharedMemoryPeer(int rank, const SharedMemoryRingInfo& info)
 bool SharedMemoryPeer::Read(const SharedMemoryLocation& where, Buffer* payload,
                             std::string* error) const {
   const uint64_t size = mapping_->bytes;
-  if ((where.offset % kLine != 0 && where.lent != 1) || where.lent > 1 ||
+  // A record starts on a line; lent memory is pushed from wherever the caller's values begin.
+  if (where.lent > 1 || (where.lent == 0 && where.offset % kLine != 0) ||
       where.offset < kRingHeader + kRecordHeader || where.offset > size ||
       where.length > size - where.offset) {
     *error = StrCat("rank ", rank_, " sent a payload of ", where.length, " bytes at offset ",

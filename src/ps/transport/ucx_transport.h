@@ -56,7 +56,7 @@ class UcxTransport : public Transport {
                  SendCallback on_sent) override;
   void Stop() override;
   std::shared_ptr<void> LendSharedMemory(size_t bytes) override {
-    return shared_memory_ ? shared_memory_->Lend(bytes) : nullptr;
+    return shared_memory_->Lend(bytes);
   }
   bool PollUntil(const std::function<bool()>& done, std::chrono::steady_clock::time_point deadline,
                  std::chrono::microseconds spin) override;
