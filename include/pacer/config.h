@@ -33,6 +33,11 @@ struct Config {
   // the pages of the bytes in flight are ever touched. 0 turns it off, as does a UCX_TLS without
   // shared memory. 128 MiB takes 16 MiB pushes, 7 of them in flight.
   int64_t shm_ring_bytes = int64_t{128} << 20;
+  // --read_threads: threads (the progress thread and helpers) that copy a large payload out of a
+  // server's memory on the same host, as a pull's answer; a copy by one thread is bound by one
+  // core's outstanding cache misses. 0: UCX rendezvous instead, as does a UCX_TLS without shared
+  // memory.
+  int read_threads = 2;
   // --spin_us: how long a progress thread (and a Wait) polls before it blocks; -1 chooses 500 on
   // servers and 50 elsewhere where this host's servers and workers fit its cores, else 0 (spinning
   // on a full host starves the thread that is waited for).

@@ -1,7 +1,10 @@
 // Shared-memory routes between processes: each rank writes into its ring for the next rank, which
-// reads the payload through its own mapping; messages that describe no record are refused.
+// reads the payload through its own mapping, and describes a payload in its memory, which the
+// next rank copies out; messages that describe no record, or not the payload their header
+// declares, are refused.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -24,7 +27,7 @@ TEST(SharedMemoryMpiTest, EachRankReadsThePayloadItsNeighbourWrote) {
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  SharedMemoryRoutes routes(rank, size, 1 << 20);
+  SharedMemoryRoutes routes(rank, size, 1 << 20, /*read_threads=*/0);
   routes.Connect(MPI_COMM_WORLD);
   const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
   const std::vector<uint8_t> mine = PayloadOf(rank);
@@ -54,6 +57,66 @@ TEST(SharedMemoryMpiTest, EachRankReadsThePayloadItsNeighbourWrote) {
                        " sent a payload in shared memory, but its ring is not mapped here");
   payload = Buffer();
   MPI_Barrier(MPI_COMM_WORLD);  // every reader is done before the rings go
+}
+
+TEST(SharedMemoryMpiTest, EachRankCopiesThePayloadItsNeighbourDescribed) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  SharedMemoryRoutes routes(rank, size, 0, /*read_threads=*/3);
+  routes.Connect(MPI_COMM_WORLD);
+  const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  EXPECT_TRUE(routes.ReadsOurs(next));
+  EXPECT_FALSE(routes.ReadsOurs(rank));
+  // Three fragments of odd sizes, over a megabyte in all: the copy is split over the threads, and
+  // its pieces end inside fragments.
+  std::vector<std::vector<uint8_t>> parts = {PayloadOf(rank), PayloadOf(rank + 1),
+                                             std::vector<uint8_t>(1 << 20)};
+  for (size_t i = 0; i < parts[2].size(); ++i) parts[2][i] = static_cast<uint8_t>(i * 13 + rank);
+  std::vector<Buffer> fragments;
+  size_t total = 0;
+  for (const auto& p : parts) {
+    fragments.emplace_back(p.data(), p.size());
+    total += p.size();
+  }
+  const std::vector<uint8_t> mine = SharedMemoryRoutes::Describe(rank + 100, fragments);
+  std::vector<uint8_t> theirs(mine.size());
+  MPI_Sendrecv(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, next, 0, theirs.data(),
+               static_cast<int>(theirs.size()), MPI_BYTE, prev, 0, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+
+  std::vector<uint8_t> out(total);
+  uint64_t token = 0;
+  std::string error;
+  ASSERT_TRUE(
+      routes.ReadDescribed(prev, theirs.data(), theirs.size(), total, out.data(), &token, &error))
+      << error;
+  EXPECT_EQ(token, static_cast<uint64_t>(prev + 100));
+  std::vector<uint8_t> expected = PayloadOf(prev), second = PayloadOf(prev + 1);
+  expected.insert(expected.end(), second.begin(), second.end());
+  for (size_t i = 0; i < (1 << 20); ++i) expected.push_back(static_cast<uint8_t>(i * 13 + prev));
+  EXPECT_TRUE(out == expected);
+
+  const std::string p = std::to_string(prev);
+  EXPECT_FALSE(routes.ReadDescribed(prev, theirs.data(), theirs.size(), total + 1, out.data(),
+                                    &token, &error));
+  EXPECT_EQ(error, "rank " + p + " described a payload of " + std::to_string(total) +
+                       " bytes, but its header declares " + std::to_string(total + 1));
+  EXPECT_FALSE(routes.ReadDescribed(prev, theirs.data(), 12, total, out.data(), &token, &error));
+  EXPECT_EQ(error, "rank " + p + " sent a payload description of 12 bytes");
+  EXPECT_EQ(token, 0u);
+  // A description of memory the sender does not have: the reader says so, with the token kept
+  // so that the payload can still be released.
+  std::vector<uint64_t> unmapped = {7, 4096, 100};
+  EXPECT_FALSE(routes.ReadDescribed(prev, unmapped.data(), unmapped.size() * 8, 100, out.data(),
+                                    &token, &error));
+  EXPECT_EQ(token, 7u);
+  int64_t pid = getpid();
+  std::vector<int64_t> pids(size);
+  MPI_Allgather(&pid, 1, MPI_INT64_T, pids.data(), 1, MPI_INT64_T, MPI_COMM_WORLD);
+  EXPECT_EQ(error, "rank " + p + "'s payload of 100 bytes: reading 100 bytes of process " +
+                       std::to_string(pids[prev]) + " at 0x1000: Bad address");
+  MPI_Barrier(MPI_COMM_WORLD);  // every reader is done before the payloads go
 }
 
 }  // namespace

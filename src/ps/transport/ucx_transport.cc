@@ -21,6 +21,16 @@ namespace {
 
 constexpr unsigned kActiveMessageId = 7;
 constexpr unsigned kRingMessageId = 8;  // the payload lies in the sender's SharedMemoryRing
+// The payload lies in the sender's memory, where the receiver reads it (a description of where),
+// and the sender keeps it until the receiver's kReleaseMessageId hands it back.
+constexpr unsigned kDescribedMessageId = 9;
+constexpr unsigned kReleaseMessageId = 10;
+
+// What a kReleaseMessageId carries, in its header.
+struct Release {
+  uint64_t token;
+  int64_t rank;  // the releasing rank
+};
 // How often a progress thread standing aside for a waiting thread looks whether it still waits.
 constexpr auto kAsideCheck = std::chrono::microseconds(500);
 
@@ -77,6 +87,14 @@ struct UcxTransport::SendContext {
   SharedMemoryLocation location;  // what a message of kRingMessageId carries
   std::vector<uint8_t> header;
   std::vector<Buffer> fragments;  // their owners keep the payload alive until completion
+  // A described payload (kDescribedMessageId): its fragments, kept until `dst` releases them
+  // under `token`, and the description that goes instead. Such a send completes on two events,
+  // its own and the release; every other send on one.
+  std::vector<Buffer> described;
+  std::vector<uint8_t> description;
+  uint64_t token = 0;
+  int events = 1;
+  bool admitted = true;  // counted by limiter_ (releases are not: they make its room)
   std::vector<ucp_dt_iov_t> iov;
   SendCallback on_sent;
   UcxTransport* transport;
@@ -94,6 +112,7 @@ UcxTransport::UcxTransport(MPI_Comm comm, const Config& config, Rendezvous rende
     : comm_(comm),
       timeout_s_(config.timeout_s),
       rndv_threshold_(static_cast<size_t>(config.rndv_threshold)),
+      describes_(rendezvous == Rendezvous::kReceiverReads),
       limiter_(config.max_inflight_bytes) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
@@ -134,7 +153,8 @@ UcxTransport::UcxTransport(MPI_Comm comm, const Config& config, Rendezvous rende
   const bool ring = rendezvous == Rendezvous::kSenderWrites && config.shm_ring_bytes > 0 &&
                     UcxTlsAllowsSharedMemory(std::getenv("UCX_TLS"));
   shared_memory_ = std::make_unique<SharedMemoryRoutes>(
-      rank_, size_, ring ? static_cast<size_t>(config.shm_ring_bytes) : 0);
+      rank_, size_, ring ? static_cast<size_t>(config.shm_ring_bytes) : 0,
+      UcxTlsAllowsSharedMemory(std::getenv("UCX_TLS")) ? config.read_threads : 0);
 }
 
 UcxTransport::~UcxTransport() {
@@ -157,6 +177,8 @@ void UcxTransport::Start(ReceiveHandler handler, PayloadPlacer placer) {
   placer_ = std::move(placer);
   SetHandler(kActiveMessageId, &UcxTransport::OnActiveMessage);
   SetHandler(kRingMessageId, &UcxTransport::OnSharedMemoryMessage);
+  SetHandler(kDescribedMessageId, &UcxTransport::OnDescribedMessage);
+  SetHandler(kReleaseMessageId, &UcxTransport::OnRelease);
   shared_memory_->Connect(comm_);
 
   // The handlers are installed before any peer learns our address, so no message can arrive early.
@@ -217,6 +239,10 @@ void UcxTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<B
   ctx->bytes = 0;
   for (const Buffer& f : ctx->fragments) ctx->bytes += static_cast<int64_t>(f.size());
   if (static_cast<size_t>(ctx->bytes) >= rndv_threshold_) RouteThroughRing(ctx);
+  if (ctx->message_id == kActiveMessageId && describes_ &&
+      static_cast<size_t>(ctx->bytes) >= rndv_threshold_ && shared_memory_->ReadsOurs(dst)) {
+    Describe(ctx);
+  }
   if (ctx->fragments.size() > 1 && static_cast<size_t>(ctx->bytes) >= rndv_threshold_) {
     // UCX 1.13 has no zero-copy rendezvous for iov data: it would pack it into many small
     // fragments. One copy into a contiguous buffer here is much cheaper.
@@ -260,6 +286,16 @@ void UcxTransport::RouteThroughRing(SendContext* ctx) {
   ctx->bytes = sizeof ctx->location;
 }
 
+void UcxTransport::Describe(SendContext* ctx) {
+  ctx->message_id = kDescribedMessageId;
+  ctx->token = next_token_.fetch_add(1);
+  ctx->events = 2;
+  ctx->described = std::move(ctx->fragments);
+  ctx->description = SharedMemoryRoutes::Describe(ctx->token, ctx->described);
+  ctx->fragments = {Buffer(ctx->description.data(), ctx->description.size())};
+  ctx->bytes = static_cast<int64_t>(ctx->description.size());
+}
+
 bool UcxTransport::PostQueuedSends() {
   bool posted = false;
   for (;;) {  // completions may queue more sends
@@ -280,12 +316,15 @@ bool UcxTransport::HasQueuedSends() {
 }
 
 void UcxTransport::Post(SendContext* ctx) {
+  // Before the send: the release may be handled before the send's own completion.
+  if (ctx->token != 0) awaiting_release_[ctx->token] = ctx;
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                        UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_FLAGS;
   param.cb.send = &UcxTransport::OnSendDone;
   param.user_data = ctx;
-  param.flags = static_cast<size_t>(ctx->bytes) >= rndv_threshold_ ? UCP_AM_SEND_FLAG_RNDV : 0;
+  const bool large = static_cast<size_t>(ctx->bytes) >= rndv_threshold_;
+  param.flags = ctx->message_id == kActiveMessageId && large ? UCP_AM_SEND_FLAG_RNDV : 0;
   const void* buffer = nullptr;
   size_t count = 0;
   if (ctx->iov.size() == 1) {
@@ -317,6 +356,12 @@ void UcxTransport::OnSendDone(void* request, ucs_status_t status, void* user_dat
 }
 
 void UcxTransport::FinishSend(SendContext* ctx, ucs_status_t status) {
+  if (ctx->token != 0) {
+    if (status != UCS_OK && awaiting_release_.erase(ctx->token) > 0) {
+      ctx->events = 1;  // no release will come
+    }
+    if (--ctx->events > 0) return;
+  }
   std::string error;
   if (status != UCS_OK) {
     error = StrCat("UCX send of ", ctx->bytes, " bytes to rank ", ctx->dst,
@@ -324,6 +369,7 @@ void UcxTransport::FinishSend(SendContext* ctx, ucs_status_t status) {
     LOG(ERROR) << error;
   }
   std::unique_ptr<SendContext> owned(ctx);
+  if (!ctx->admitted) return;
   for (SendContext* ready : limiter_.Complete(ctx->dst, ctx->bytes)) Post(ready);
   if (owned->on_sent) owned->on_sent(error);
 }
@@ -333,11 +379,7 @@ ucs_status_t UcxTransport::OnActiveMessage(void* arg, const void* header, size_t
                                            const ucp_am_recv_param_t* param) {
   auto* self = static_cast<UcxTransport*>(arg);
   DecodedHeader decoded;
-  std::string error;
-  if (!DecodeHeader(header, header_length, self->size_, &decoded, &error)) {
-    LOG(ERROR) << "rank " << self->rank_ << " rejected a message: " << error;
-    return UCS_OK;
-  }
+  if (!self->DecodeHeaderOrLog(header, header_length, &decoded)) return UCS_OK;
   if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
     if (length != decoded.payload_bytes()) {
       LOG(ERROR) << "rank " << self->rank_ << " rejected a message from rank "
@@ -384,6 +426,82 @@ ucs_status_t UcxTransport::OnSharedMemoryMessage(void* arg, const void* header,
   Message msg;
   if (self->Decode(std::move(decoded), payload, &msg)) self->received_.push_back(std::move(msg));
   return UCS_OK;
+}
+
+ucs_status_t UcxTransport::OnDescribedMessage(void* arg, const void* header, size_t header_length,
+                                              void* data, size_t length,
+                                              const ucp_am_recv_param_t* param) {
+  auto* self = static_cast<UcxTransport*>(arg);
+  DecodedHeader decoded;
+  // Without a sender to release to, its payload stays until it stops.
+  if (!self->DecodeHeaderOrLog(header, header_length, &decoded)) return UCS_OK;
+  std::string error;
+  const int sender = decoded.meta.sender();
+  uint64_t token = 0;
+  Buffer payload;
+  if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+    error =
+        StrCat("rank ", sender, " sent a payload description of ", length, " bytes by rendezvous");
+  } else {
+    uint8_t* out = self->placer_ ? self->placer_(decoded) : nullptr;
+    payload = out != nullptr ? Buffer(out, decoded.payload_bytes())
+                             : self->pool_.Allocate(decoded.payload_bytes(), &out);
+    self->shared_memory_->ReadDescribed(sender, data, length, decoded.payload_bytes(), out, &token,
+                                        &error);
+  }
+  if (token != 0) self->QueueRelease(sender, token);
+  if (!error.empty()) {
+    LOG(ERROR) << "rank " << self->rank_ << " rejected a message: " << error;
+    return UCS_OK;
+  }
+  Message msg;
+  if (self->Decode(std::move(decoded), payload, &msg)) self->received_.push_back(std::move(msg));
+  return UCS_OK;
+}
+
+void UcxTransport::QueueRelease(int sender, uint64_t token) {
+  auto* ctx = new SendContext();
+  ctx->dst = sender;
+  ctx->message_id = kReleaseMessageId;
+  ctx->bytes = 0;
+  ctx->transport = this;
+  ctx->admitted = false;
+  const Release release{token, rank_};
+  ctx->header.resize(sizeof release);
+  std::memcpy(ctx->header.data(), &release, sizeof release);
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  queued_sends_.push_back(ctx);
+}
+
+ucs_status_t UcxTransport::OnRelease(void* arg, const void* header, size_t header_length,
+                                     void* data, size_t length, const ucp_am_recv_param_t* param) {
+  auto* self = static_cast<UcxTransport*>(arg);
+  Release release{};
+  if (header_length != sizeof release || length != 0) {
+    LOG(ERROR) << "rank " << self->rank_ << " rejected a release of " << header_length
+               << " header and " << length << " payload bytes";
+    return UCS_OK;
+  }
+  std::memcpy(&release, header, sizeof release);
+  auto it = self->awaiting_release_.find(release.token);
+  if (it == self->awaiting_release_.end() || it->second->dst != release.rank) {
+    LOG(ERROR) << "rank " << self->rank_ << " rejected rank " << release.rank
+               << "'s release of payload " << release.token << ": "
+               << (it == self->awaiting_release_.end()
+                       ? "no such payload awaits release"
+                       : StrCat("it went to rank ", it->second->dst));
+    return UCS_OK;
+  }
+  self->sends_done_.emplace_back(it->second, UCS_OK);
+  self->awaiting_release_.erase(it);
+  return UCS_OK;
+}
+
+bool UcxTransport::DecodeHeaderOrLog(const void* header, size_t length, DecodedHeader* decoded) {
+  std::string error;
+  if (DecodeHeader(header, length, size_, decoded, &error)) return true;
+  LOG(ERROR) << "rank " << rank_ << " rejected a message: " << error;
+  return false;
 }
 
 bool UcxTransport::Decode(DecodedHeader&& header, const Buffer& payload, Message* msg) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "pacer/config.h"
@@ -35,6 +36,13 @@ namespace pacer {
 // host map when the transport starts (SharedMemoryRoutes): its payloads from rndv_threshold to the
 // ring's max_payload() go to them through the ring, the message carrying only their location
 // (config.shm_ring_bytes; 0, or a UCX_TLS without shared memory, turns it off).
+//
+// A rank whose receiver reads (kReceiverReads) sends its large payloads to the ranks on its host
+// that can read its memory as descriptions of where they lie; the receiver copies them out with
+// config.read_threads threads and releases them with a small message, on which the send
+// completes. This is UCX's own rendezvous by cross-memory copy, less one round trip and with the
+// copy split over threads. Pulls, window 8, on a 2-core Intel Xeon VM (4 interleaved pairs):
+// 16 MiB 8.5-11.1 against 4.5-5.9 GB/s by UCX; 1 MiB 7.7-14.1 against 6.4-8.8.
 class UcxTransport : public Transport {
  public:
   // How this rank's large payloads move, unless UCX_RNDV_SCHEME says otherwise (the sender's
@@ -73,11 +81,22 @@ class UcxTransport : public Transport {
   static ucs_status_t OnSharedMemoryMessage(void* arg, const void* header, size_t header_length,
                                             void* data, size_t length,
                                             const ucp_am_recv_param_t* param);
+  static ucs_status_t OnDescribedMessage(void* arg, const void* header, size_t header_length,
+                                         void* data, size_t length,
+                                         const ucp_am_recv_param_t* param);
+  static ucs_status_t OnRelease(void* arg, const void* header, size_t header_length, void* data,
+                                size_t length, const ucp_am_recv_param_t* param);
 
   void SetHandler(unsigned id, ucp_am_recv_callback_t callback);
   // Copies a payload into the ring and sends its location instead, when the ring can take it.
   void RouteThroughRing(SendContext* ctx);
-  // Decodes a received message; logs why and returns false when it is malformed.
+  // Sends a description of the payload instead, keeping the payload until it is released.
+  void Describe(SendContext* ctx);
+  // Queues the message that hands a described payload back to `sender`.
+  void QueueRelease(int sender, uint64_t token);
+  // Decode a received message's header, or all of it; log why and return false when it is
+  // malformed.
+  bool DecodeHeaderOrLog(const void* header, size_t length, DecodedHeader* decoded);
   bool Decode(DecodedHeader&& header, const Buffer& payload, Message* msg);
   void Post(SendContext* ctx);
   void FinishSend(SendContext* ctx, ucs_status_t status);
@@ -97,6 +116,7 @@ class UcxTransport : public Transport {
   int spin_us_ = 0;
   double timeout_s_;
   size_t rndv_threshold_;
+  const bool describes_;  // large payloads to readers on this host go as descriptions
 
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
@@ -109,6 +129,9 @@ class UcxTransport : public Transport {
   InflightLimiter<SendContext*> limiter_;
   BufferPool pool_;
   std::unique_ptr<SharedMemoryRoutes> shared_memory_;
+  std::atomic<uint64_t> next_token_{1};
+  std::unordered_map<uint64_t, SendContext*>
+      awaiting_release_;  // by token; guarded by progress_mu_
   std::thread progress_thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> sleeping_{false};  // the progress thread is (about to be) blocked
