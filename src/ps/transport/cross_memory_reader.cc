@@ -44,7 +44,8 @@ bool CrossMemoryReader::Read(pid_t pid, const std::vector<RemoteRange>& ranges, 
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t k = 0; k < parts; ++k) {
-      // Pieces start on page boundaries of the output, so no two threads write one page.
+      // Pieces are whole pages but the last: where the output is page-aligned (a pooled buffer),
+      // no two threads write one page.
       const uint64_t begin = k == 0 ? 0 : total * k / parts / kPage * kPage;
       const uint64_t end = k + 1 == parts ? total : total * (k + 1) / parts / kPage * kPage;
       pieces_[k] = Piece{pid, &ranges, begin, end, out, {}};
