@@ -70,7 +70,33 @@ class UcxTransport : public Transport {
                  std::chrono::microseconds spin) override;
 
  private:
-  struct SendContext;
+  // The active messages' ids.
+  static constexpr unsigned kActiveMessageId = 7;
+  static constexpr unsigned kRingMessageId = 8;  // the payload lies in the sender's ring
+  // The payload lies in the sender's memory, where the receiver reads it (a description of
+  // where), and the sender keeps it until the receiver's kReleaseMessageId hands it back.
+  static constexpr unsigned kDescribedMessageId = 9;
+  static constexpr unsigned kReleaseMessageId = 10;
+
+  struct SendContext {
+    int dst;
+    unsigned message_id = kActiveMessageId;
+    int64_t bytes;
+    SharedMemoryLocation location;  // what a message of kRingMessageId carries
+    std::vector<uint8_t> header;
+    std::vector<Buffer> fragments;  // their owners keep the payload alive until completion
+    // A described payload (kDescribedMessageId): its fragments, kept until `dst` releases them
+    // under `token`, and the description that goes instead. Such a send completes on two events,
+    // its own and the release; every other send on one.
+    std::vector<Buffer> described;
+    std::vector<uint8_t> description;
+    uint64_t token = 0;
+    int events = 1;
+    bool admitted = true;  // counted by limiter_ (releases are not: they make its room)
+    std::vector<ucp_dt_iov_t> iov;
+    SendCallback on_sent;
+    UcxTransport* transport;
+  };
   struct RndvReceive;
 
   static ucs_status_t OnActiveMessage(void* arg, const void* header, size_t header_length,
