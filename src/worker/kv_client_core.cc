@@ -333,10 +333,12 @@ void KVClientCore::State::Complete(int ts) {
     error = p->pull->Assemble(Prefix(), OperationName(op), &lens);
     // Pulls answered in several parts place values by the lengths seen before, and a pull larger
     // than a message is cut by them the next time; other pulls skip the bookkeeping.
-    const int64_t pulled =
-        std::accumulate(lens.begin(), lens.end(), int64_t{0}) * static_cast<int64_t>(value_size);
-    if (error.empty() && lens.size() > 1 &&
-        (p->pull->targets() > 1 || (max_message_bytes > 0 && pulled > max_message_bytes))) {
+    auto larger_than_a_message = [&] {
+      return max_message_bytes > 0 && std::accumulate(lens.begin(), lens.end(), int64_t{0}) *
+                                              static_cast<int64_t>(value_size) >
+                                          max_message_bytes;
+    };
+    if (error.empty() && lens.size() > 1 && (p->pull->targets() > 1 || larger_than_a_message())) {
       std::lock_guard<std::mutex> lock(mu);
       const Key* keys = p->pull->keys().as<Key>();
       for (size_t i = 0; i < lens.size(); ++i) known_lens[keys[i]] = lens[i];

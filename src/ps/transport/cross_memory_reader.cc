@@ -39,8 +39,15 @@ bool CrossMemoryReader::Read(pid_t pid, const std::vector<RemoteRange>& ranges, 
                              std::string* error) {
   uint64_t total = 0;
   for (const RemoteRange& r : ranges) total += r.length;
+  if (total < kMinSplitBytes || pieces_.size() == 1) {  // the caller's thread alone
+    Piece whole{pid, &ranges, 0, total, out, {}};
+    ReadPiece(&whole);
+    if (whole.error.empty()) return true;
+    *error = std::move(whole.error);
+    return false;
+  }
   std::lock_guard<std::mutex> serial(read_mu_);
-  const size_t parts = total >= kMinSplitBytes ? pieces_.size() : 1;
+  const size_t parts = pieces_.size();
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t k = 0; k < parts; ++k) {
@@ -50,15 +57,13 @@ bool CrossMemoryReader::Read(pid_t pid, const std::vector<RemoteRange>& ranges, 
       const uint64_t end = k + 1 == parts ? total : total * (k + 1) / parts / kPage * kPage;
       pieces_[k] = Piece{pid, &ranges, begin, end, out, {}};
     }
-    if (parts > 1) {
-      pending_ = parts - 1;
-      ++generation_;
-    }
+    pending_ = parts - 1;
+    ++generation_;
   }
-  if (parts > 1) start_.notify_all();
+  start_.notify_all();
   ReadPiece(&pieces_[0]);
   std::unique_lock<std::mutex> lock(mu_);
-  done_.wait(lock, [&] { return parts == 1 || pending_ == 0; });
+  done_.wait(lock, [&] { return pending_ == 0; });
   for (size_t k = 0; k < parts; ++k) {
     if (!pieces_[k].error.empty()) {
       *error = pieces_[k].error;

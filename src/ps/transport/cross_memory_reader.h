@@ -23,7 +23,7 @@ struct RemoteRange {
 // a large read split over several threads: the caller's and `threads - 1` helpers. One thread's
 // copy is bound by how many cache misses one core keeps in flight, not by the memory: 16 MiB
 // reads, 8 buffers in turn, read 3.8 GB/s with one thread and 7.6 with two on an Intel Xeon VM
-// (2 cores). Read calls are serialized; the helpers sleep between them.
+// (2 cores). Split reads are serialized; the helpers sleep between them.
 class CrossMemoryReader {
  public:
   // Reads smaller than this are not split (a helper's wake-up would cost more than it saves).
@@ -49,7 +49,7 @@ class CrossMemoryReader {
   static void ReadPiece(Piece* piece);
   void RunHelper(size_t index);
 
-  std::mutex read_mu_;  // one Read at a time
+  std::mutex read_mu_;  // one split Read at a time
   std::mutex mu_;
   std::condition_variable start_, done_;
   std::vector<Piece> pieces_;            // [0] is the caller's; [i + 1] helper i's

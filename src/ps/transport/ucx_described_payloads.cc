@@ -26,6 +26,8 @@ void UcxTransport::Describe(SendContext* ctx) {
   ctx->described = std::move(ctx->fragments);
   ctx->description = SharedMemoryRoutes::Describe(ctx->token, ctx->described);
   ctx->fragments = {Buffer(ctx->description.data(), ctx->description.size())};
+  // limiter_ counts the description: the payload does not move until the reader copies it, and
+  // the reader's own requests pace that.
   ctx->bytes = static_cast<int64_t>(ctx->description.size());
 }
 
@@ -60,13 +62,14 @@ ucs_status_t UcxTransport::OnDescribedMessage(void* arg, const void* header, siz
   return UCS_OK;
 }
 
+// Queued past limiter_, never behind it: a release makes room in the sender's limiter, so two ranks
+// whose queues waited on each other's releases would wait forever.
 void UcxTransport::QueueRelease(int sender, uint64_t token) {
   auto* ctx = new SendContext();
   ctx->dst = sender;
   ctx->message_id = kReleaseMessageId;
   ctx->bytes = 0;
   ctx->transport = this;
-  ctx->admitted = false;
   const Release release{token, rank_};
   ctx->header.resize(sizeof release);
   std::memcpy(ctx->header.data(), &release, sizeof release);

@@ -206,22 +206,7 @@ void UcxTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<B
   ctx->fragments = std::move(payload);
   ctx->bytes = 0;
   for (const Buffer& f : ctx->fragments) ctx->bytes += static_cast<int64_t>(f.size());
-  if (static_cast<size_t>(ctx->bytes) >= rndv_threshold_) RouteThroughRing(ctx);
-  if (ctx->message_id == kActiveMessageId && describes_ &&
-      static_cast<size_t>(ctx->bytes) >= rndv_threshold_ && shared_memory_->ReadsOurs(dst)) {
-    Describe(ctx);
-  }
-  if (ctx->fragments.size() > 1 && static_cast<size_t>(ctx->bytes) >= rndv_threshold_) {
-    // UCX 1.13 has no zero-copy rendezvous for iov data: it would pack it into many small
-    // fragments. One copy into a contiguous buffer here is much cheaper.
-    uint8_t* out = nullptr;
-    Buffer joined = pool_.Allocate(static_cast<size_t>(ctx->bytes), &out);
-    for (const Buffer& f : ctx->fragments) {
-      if (f.size() > 0) std::memcpy(out, f.data(), f.size());
-      out += f.size();
-    }
-    ctx->fragments = {joined};
-  }
+  if (static_cast<size_t>(ctx->bytes) >= rndv_threshold_) RouteLargePayload(ctx);
   for (const Buffer& f : ctx->fragments) {
     ctx->iov.push_back(ucp_dt_iov_t{const_cast<uint8_t*>(f.data()), f.size()});
   }
@@ -244,14 +229,26 @@ void UcxTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<B
   if (sleeping_.load()) ucp_worker_signal(worker_);
 }
 
-void UcxTransport::RouteThroughRing(SendContext* ctx) {
-  const std::optional<SharedMemoryLocation> where =
-      shared_memory_->Write(ctx->dst, ctx->fragments, static_cast<size_t>(ctx->bytes));
-  if (!where) return;  // no room, or too large: UCX carries it
-  ctx->message_id = kRingMessageId;
-  ctx->location = *where;
-  ctx->fragments = {Buffer(&ctx->location, sizeof ctx->location)};
-  ctx->bytes = sizeof ctx->location;
+void UcxTransport::RouteLargePayload(SendContext* ctx) {
+  if (const std::optional<SharedMemoryLocation> where =
+          shared_memory_->Write(ctx->dst, ctx->fragments, static_cast<size_t>(ctx->bytes))) {
+    ctx->message_id = kRingMessageId;
+    ctx->location = *where;
+    ctx->fragments = {Buffer(&ctx->location, sizeof ctx->location)};
+    ctx->bytes = sizeof ctx->location;
+  } else if (describes_ && shared_memory_->ReadsOurs(ctx->dst)) {
+    Describe(ctx);
+  } else if (ctx->fragments.size() > 1) {
+    // UCX 1.13 has no zero-copy rendezvous for iov data: it would pack it into many small
+    // fragments. One copy into a contiguous buffer here is much cheaper.
+    uint8_t* out = nullptr;
+    Buffer joined = pool_.Allocate(static_cast<size_t>(ctx->bytes), &out);
+    for (const Buffer& f : ctx->fragments) {
+      if (f.size() > 0) std::memcpy(out, f.data(), f.size());
+      out += f.size();
+    }
+    ctx->fragments = {joined};
+  }
 }
 
 bool UcxTransport::PostQueuedSends() {
@@ -327,7 +324,7 @@ void UcxTransport::FinishSend(SendContext* ctx, ucs_status_t status) {
     LOG(ERROR) << error;
   }
   std::unique_ptr<SendContext> owned(ctx);
-  if (!ctx->admitted) return;
+  if (ctx->message_id == kReleaseMessageId) return;  // not counted by limiter_
   for (SendContext* ready : limiter_.Complete(ctx->dst, ctx->bytes)) Post(ready);
   if (owned->on_sent) owned->on_sent(error);
 }

@@ -92,7 +92,6 @@ class UcxTransport : public Transport {
     std::vector<uint8_t> description;
     uint64_t token = 0;
     int events = 1;
-    bool admitted = true;  // counted by limiter_ (releases are not: they make its room)
     std::vector<ucp_dt_iov_t> iov;
     SendCallback on_sent;
     UcxTransport* transport;
@@ -114,8 +113,10 @@ class UcxTransport : public Transport {
                                 size_t length, const ucp_am_recv_param_t* param);
 
   void SetHandler(unsigned id, ucp_am_recv_callback_t callback);
-  // Copies a payload into the ring and sends its location instead, when the ring can take it.
-  void RouteThroughRing(SendContext* ctx);
+  // How a payload of at least rndv_threshold goes: copied into the ring, its location sent instead,
+  // when the ring can take it; else described, where the receiver reads this rank's memory; else
+  // by UCX's rendezvous, joined into one buffer first.
+  void RouteLargePayload(SendContext* ctx);
   // Sends a description of the payload instead, keeping the payload until it is released.
   void Describe(SendContext* ctx);
   // Queues the message that hands a described payload back to `sender`.
