@@ -38,6 +38,11 @@ struct Config {
   // core's outstanding cache misses. 0: UCX rendezvous instead, as does a UCX_TLS without shared
   // memory.
   int read_threads = 2;
+  // --stream_piece_bytes: where a worker's large payloads go over TCP only (a UCX_TLS without
+  // shared memory), they go as pieces of this many bytes, which the server sums into its store
+  // straight from UCX's receive buffer, in cache, instead of receiving the whole payload first.
+  // 0: UCX rendezvous instead.
+  int64_t stream_piece_bytes = int64_t{256} << 10;
   // --spin_us: how long a progress thread (and a Wait) polls before it blocks; -1 chooses 500 on
   // servers and 50 elsewhere where this host's servers and workers fit its cores, else 0 (spinning
   // on a full host starves the thread that is waited for).

@@ -55,6 +55,15 @@ class KVServer {
                 Handle(meta, data);
               }) {
     stores_.resize(core_.num_shards());
+    if constexpr (std::is_same_v<T, float>) {
+      if (!handler_) {
+        core_.SetInPlaceSum([this](int shard, const Key* keys, size_t n,
+                                   const std::vector<size_t>& lengths,
+                                   std::vector<float*>* targets) {
+          return StoredTargets(shard, keys, n, lengths, targets);
+        });
+      }
+    }
     core_.Start();  // only now may requests reach Handle
   }
 
@@ -68,6 +77,9 @@ class KVServer {
     core_.RespondError(meta, error);
   }
   int num_shards() const { return core_.num_shards(); }
+  // How many pushes were summed into the store as their values arrived, piece by piece (float
+  // values, this default handler, a worker streaming over TCP; see Config::stream_piece_bytes).
+  int64_t pushes_summed_in_place() const { return core_.pushes_summed_in_place(); }
 
  private:
   void Handle(const RequestMeta& meta, const detail::RequestData& data) {
@@ -99,6 +111,18 @@ class KVServer {
     return v;
   }
 
+  // The stored values of `keys` where a push can be summed into them as it arrives: each key
+  // stored with `lengths[i]` values and held by no response in flight.
+  bool StoredTargets(int shard, const Key* keys, size_t n, const std::vector<size_t>& lengths,
+                     std::vector<T*>* targets) {
+    std::unordered_map<Key, Values>& store = stores_[shard];
+    for (size_t i = 0; i < n; ++i) {
+      auto it = store.find(keys[i]);
+      if (it == store.end() || it->second.size != lengths[i] || it->second.shared()) return false;
+      targets->push_back(it->second.data);
+    }
+    return true;
+  }
   // Pushes add to the stored values (the first push of a key stores it); pulls send them without
   // a copy. A value still referenced by a response in flight is never changed: a push then sums
   // into a fresh vector (copy-on-write), which costs no more than summing in place.

@@ -60,6 +60,9 @@ DEFINE_int64(shm_ring_bytes,
              "a worker's shared memory for large payloads to ranks on its host; 0 = off");
 DEFINE_int32(read_threads, pacer::EnvInt("PACER_READ_THREADS", pacer::kDefaults.read_threads),
              "threads that copy a large payload out of a server's memory on this host; 0 = off");
+DEFINE_int64(stream_piece_bytes,
+             pacer::EnvInt64("PACER_STREAM_PIECE_BYTES", pacer::kDefaults.stream_piece_bytes),
+             "a worker's large payloads over TCP go as pieces of this many bytes; 0 = off");
 DEFINE_int32(spin_us, pacer::EnvInt("PACER_SPIN_US", pacer::kDefaults.spin_us),
              "microseconds the progress thread polls before blocking; -1 chooses");
 
@@ -141,6 +144,7 @@ Config Config::FromFlags() {
   c.rndv_threshold = FLAGS_rndv_threshold;
   c.shm_ring_bytes = FLAGS_shm_ring_bytes;
   c.read_threads = FLAGS_read_threads;
+  c.stream_piece_bytes = FLAGS_stream_piece_bytes;
   c.spin_us = FLAGS_spin_us;
   c.reduce_device = FLAGS_reduce_device;
   c.reduce_threads = FLAGS_reduce_threads;

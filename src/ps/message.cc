@@ -158,24 +158,12 @@ bool DecodeHeader(const void* data, size_t size, int world_size, DecodedHeader* 
   return true;
 }
 
-bool DecodePayload(DecodedHeader&& header, Buffer payload, Message* out, std::string* error) {
-  const WireHeader& w = header.wire;
-  if (payload.size() != header.payload_bytes()) {
-    return Reject(error, StrCat("message from rank ", header.meta.sender(), " (",
-                                Describe(header.meta), "): payload of ", payload.size(),
-                                " bytes, header declares ", header.payload_bytes()));
-  }
-  out->meta = std::move(header.meta);
-  size_t vals_offset = 0;
-  if (w.flags & WireHeader::kIndexInHeader) {
-    out->keys = header.index.Slice(0, w.keys_bytes);
-    out->lens = header.index.Slice(w.keys_bytes, w.lens_bytes);
-  } else {
-    out->keys = payload.Slice(0, w.keys_bytes);
-    out->lens = payload.Slice(w.keys_bytes, w.lens_bytes);
-    vals_offset =
-        w.keys_bytes + w.lens_bytes + PaddingBeforeValues(w.keys_bytes, w.lens_bytes, w.vals_bytes);
-  }
+namespace {
+
+// Attaches `index` (keys then lens) to `out` and checks the lengths against the declared values.
+bool AttachIndex(const WireHeader& w, const Buffer& index, Message* out, std::string* error) {
+  out->keys = index.Slice(0, w.keys_bytes);
+  out->lens = index.Slice(w.keys_bytes, w.lens_bytes);
   const int32_t* lens = out->lens.as<int32_t>();
   uint64_t declared = 0;
   for (size_t i = 0; i < out->lens.count<int32_t>(); ++i) {
@@ -190,9 +178,39 @@ bool DecodePayload(DecodedHeader&& header, Buffer payload, Message* out, std::st
                                 "): lengths add up to ", declared,
                                 " bytes of values, payload carries ", w.vals_bytes));
   }
+  return true;
+}
+
+}  // namespace
+
+bool DecodePayload(DecodedHeader&& header, Buffer payload, Message* out, std::string* error) {
+  const WireHeader& w = header.wire;
+  if (payload.size() != header.payload_bytes()) {
+    return Reject(error, StrCat("message from rank ", header.meta.sender(), " (",
+                                Describe(header.meta), "): payload of ", payload.size(),
+                                " bytes, header declares ", header.payload_bytes()));
+  }
+  out->meta = std::move(header.meta);
+  size_t vals_offset = 0;
+  const bool in_header = w.flags & WireHeader::kIndexInHeader;
+  if (!in_header) {
+    vals_offset =
+        w.keys_bytes + w.lens_bytes + PaddingBeforeValues(w.keys_bytes, w.lens_bytes, w.vals_bytes);
+  }
+  if (!AttachIndex(w, in_header ? header.index : payload, out, error)) return false;
   out->vals.clear();
   if (w.vals_bytes > 0) out->vals.push_back(payload.Slice(vals_offset, w.vals_bytes));
   return true;
+}
+
+bool DecodeIndex(const DecodedHeader& header, Message* out, std::string* error) {
+  if (!(header.wire.flags & WireHeader::kIndexInHeader)) {
+    return Reject(error, StrCat("message from rank ", header.meta.sender(),
+                                ": its keys do not come in its header"));
+  }
+  out->meta = header.meta;
+  out->vals.clear();
+  return AttachIndex(header.wire, header.index, out, error);
 }
 
 std::string Describe(const proto::Meta& meta) {

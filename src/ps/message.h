@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct Message {
   Buffer keys;               // uint64 keys
   Buffer lens;               // int32 value counts per key, or empty: all keys the same length
   std::vector<Buffer> vals;  // values; one buffer in a received message
+  // Set where the transport handed the values to a consumer as they arrived (vals is then empty):
+  // the consumer, and how many bytes of values it was given.
+  std::shared_ptr<class PayloadConsumer> consumer;
+  uint64_t consumed_bytes = 0;
 
   size_t vals_bytes() const;
   size_t num_keys() const { return keys.size() / sizeof(uint64_t); }
@@ -59,6 +64,9 @@ struct DecodedHeader {
 bool DecodeHeader(const void* data, size_t size, int world_size, DecodedHeader* out,
                   std::string* error);
 bool DecodePayload(DecodedHeader&& header, Buffer payload, Message* out, std::string* error);
+// The meta, keys and lengths of a message whose index came in its header (kIndexInHeader), checked
+// as DecodePayload checks them; the values are left out.
+bool DecodeIndex(const DecodedHeader& header, Message* out, std::string* error);
 
 // Human-readable one-line description of a message, for logs and errors.
 std::string Describe(const proto::Meta& meta);

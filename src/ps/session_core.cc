@@ -206,6 +206,7 @@ SessionCore::SessionCore(const Config& config, std::unique_ptr<Transport> transp
               << num_servers() << "; workers 0.." << num_workers() - 1 << " are ranks "
               << num_servers() + 1 << ".." << size_ - 1;
   }
+  transport_->SetPayloadConsumers([this](const Message& msg) { return ConsumePayload(msg); });
   transport_->Start([this](Message&& msg) { Dispatch(std::move(msg)); },
                     [this](const DecodedHeader& header) { return PlacePayload(header); });
 }
@@ -284,7 +285,7 @@ int SessionCore::role_index() const {
   return 0;
 }
 
-void SessionCore::AttachServer(int app_id, Sink sink) {
+void SessionCore::AttachServer(int app_id, Sink sink, Consumers consumers) {
   std::vector<Message> early;
   std::lock_guard<std::mutex> lock(sinks_mu_);
   if (role_ != Role::kServer) {
@@ -296,6 +297,7 @@ void SessionCore::AttachServer(int app_id, Sink sink) {
                 std::to_string(rank()));
   }
   servers_[app_id] = sink;
+  if (consumers) server_consumers_[app_id] = std::move(consumers);
   detached_servers_.erase(app_id);
   early.swap(early_requests_[app_id]);
   early_requests_.erase(app_id);
@@ -305,6 +307,7 @@ void SessionCore::AttachServer(int app_id, Sink sink) {
 void SessionCore::DetachServer(int app_id) {
   std::lock_guard<std::mutex> lock(sinks_mu_);
   servers_.erase(app_id);
+  server_consumers_.erase(app_id);
   detached_servers_.insert(app_id);
 }
 
@@ -327,6 +330,13 @@ uint8_t* SessionCore::PlacePayload(const DecodedHeader& header) {
   std::lock_guard<std::mutex> lock(sinks_mu_);
   auto it = placers_.find(header.meta.client_id());
   return it == placers_.end() ? nullptr : it->second(header);
+}
+
+std::shared_ptr<PayloadConsumer> SessionCore::ConsumePayload(const Message& msg) {
+  if (msg.meta.is_response()) return nullptr;
+  std::lock_guard<std::mutex> lock(sinks_mu_);
+  auto it = server_consumers_.find(msg.meta.app_id());
+  return it == server_consumers_.end() ? nullptr : it->second(msg);
 }
 
 void SessionCore::SendOrLog(int dst, const Message& msg) {

@@ -29,6 +29,7 @@ class SessionCore {
  public:
   using Sink = std::function<void(Message&&)>;
   using Placer = Transport::PayloadPlacer;
+  using Consumers = Transport::PayloadConsumerFactory;
 
   // Joins a job over MPI: initializes MPI when needed and picks the transport.
   static std::unique_ptr<SessionCore> CreateWithMpi(const Config& config);
@@ -69,8 +70,9 @@ class SessionCore {
   // Seconds since this session started: the time axis of injection windows and metrics.
   double SecondsSinceStart() const;
 
-  // The sink receives every request for `app_id`, starting with those that arrived before.
-  void AttachServer(int app_id, Sink sink);
+  // The sink receives every request for `app_id`, starting with those that arrived before;
+  // `consumers`, if set, may take a request's values as they arrive (Transport's streams).
+  void AttachServer(int app_id, Sink sink, Consumers consumers = nullptr);
   void DetachServer(int app_id);
   // Returns the client id that responses carry back to `sink`; `placer`, if set, may choose where
   // the values of a large response land.
@@ -107,6 +109,7 @@ class SessionCore {
  private:
   void Dispatch(Message&& msg);
   uint8_t* PlacePayload(const DecodedHeader& header);
+  std::shared_ptr<PayloadConsumer> ConsumePayload(const Message& msg);
   void HandleBarrierRequest(const Message& msg);
   void HandleReport(const Message& msg);
   void HandleRoutingUpdate(Message&& msg);
@@ -141,6 +144,7 @@ class SessionCore {
   Sink task_sink_;
   std::vector<Message> early_tasks_;  // TASK requests that came before the task sink
   std::map<int, Sink> servers_;
+  std::map<int, Consumers> server_consumers_;
   std::map<int, std::vector<Message>> early_requests_;
   std::set<int> detached_servers_;
   std::map<int, Sink> clients_;

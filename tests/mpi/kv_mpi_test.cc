@@ -135,5 +135,64 @@ TEST(KVMpiTest, PushesFromPushMemorySumExactly) {
   session.Finalize();
 }
 
+// Over TCP alone a worker streams its large pushes in pieces, and the server sums a push into
+// its store as the pieces arrive, where it can (keys already stored, all on one shard, that shard
+// idle); else the usual way. Either way every sum is exact: keys of 100003 values (pieces cross
+// their ends), pushed alone and together, and one key every worker pushes.
+TEST(KVMpiTest, StreamedPushesSumExactly) {
+  Session session(MpiTestConfig());
+  const bool streams = session.transport_name() == "ucx" &&
+                       MpiTestConfig().stream_piece_bytes > 0 &&
+                       !UcxTlsAllowsSharedMemory(std::getenv("UCX_TLS"));
+  if (session.is_server()) {
+    KVServer<float> server(session);
+    session.Finalize();
+    if (streams) {
+      EXPECT_GT(server.pushes_summed_in_place(), 0) << "server rank " << session.rank();
+    } else {
+      EXPECT_EQ(server.pushes_summed_in_place(), 0) << "server rank " << session.rank();
+    }
+    return;
+  }
+  if (session.is_worker()) {
+    KVWorker<float> kv(session);
+    const int me = session.role_index();
+    const int workers = session.num_workers();
+    constexpr size_t kKeys = 4, kLen = 100003;
+    std::vector<Key> keys;
+    for (size_t i = 0; i < kKeys; ++i) keys.push_back(Key(200000 * (me + 1) + 7 * i));
+    const Key shared = 7777777;
+    constexpr int kRounds = 6;
+    std::vector<float> values(kKeys * kLen);
+    for (int round = 1; round <= kRounds; ++round) {
+      for (size_t j = 0; j < values.size(); ++j) values[j] = float(round + me + int(j % 5));
+      if (round % 2 == 1) {
+        kv.Wait(kv.Push(keys, values));
+      } else {
+        for (size_t i = 0; i < kKeys; ++i) {
+          std::vector<float> one(values.begin() + i * kLen, values.begin() + (i + 1) * kLen);
+          kv.Wait(kv.Push({keys[i]}, one));
+        }
+      }
+      kv.Wait(kv.Push({shared}, std::vector<float>(kLen, float(round))));
+    }
+    session.Barrier(kWorkerGroup);
+    std::vector<float> out;
+    kv.Wait(kv.Pull(keys, &out));
+    ASSERT_EQ(out.size(), kKeys * kLen);
+    const int rounds_sum = kRounds * (kRounds + 1) / 2;
+    for (size_t j = 0; j < out.size(); ++j) {
+      ASSERT_EQ(out[j], float(rounds_sum + kRounds * (me + int(j % 5))))
+          << "value " << j << " of worker " << me;
+    }
+    kv.Wait(kv.Pull({shared}, &out));
+    ASSERT_EQ(out.size(), kLen);
+    for (size_t j = 0; j < kLen; ++j) {
+      ASSERT_EQ(out[j], float(workers * rounds_sum)) << "value " << j << " of the shared key";
+    }
+  }
+  session.Finalize();
+}
+
 }  // namespace
 }  // namespace pacer

@@ -97,6 +97,17 @@ class KVServerCore {
   using ImportHandler = std::function<void(int shard, const std::vector<MovedKey>& keys)>;
   // Call before Start.
   void SetMigrationHandlers(ExportHandler export_keys, ImportHandler import_keys);
+  // Lets pushes of float values be summed into the store as they arrive (the default handler;
+  // over TCP, see UcxTransport). InPlaceTargets runs on the receiving thread while it holds
+  // `shard` for the push: it fills `targets` with each key's stored values, `lengths[i]` of
+  // them, and returns true, or returns false (a key not stored yet, stored with another length,
+  // or held by a response in flight) to have the push handled the usual way. Call before Start.
+  using InPlaceTargets =
+      std::function<bool(int shard, const Key* keys, size_t n, const std::vector<size_t>& lengths,
+                         std::vector<float*>* targets)>;
+  void SetInPlaceSum(InPlaceTargets targets);
+  // How many pushes were summed as they arrived.
+  int64_t pushes_summed_in_place() const;
   // Runs `fn` on every shard, in order with the requests queued there, and returns when all have
   // run. Not from a handler.
   void RunOnEveryShard(const std::function<void(int shard)>& fn);

@@ -26,6 +26,8 @@ class InjectedService {
   // Whether a rate spec names this server at any time: its requests may then sleep, so none may
   // run on the receiving thread.
   bool emulates_rate() const { return emulates_rate_; }
+  // Whether any fault is injected into this job (requests may then be delayed).
+  bool any_fault() const { return any_fault_; }
 
   struct Delay {
     bool spun = false;      // service=Mx spun

@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -15,6 +16,7 @@
 #include "ps/buffer_pool.h"
 #include "ps/gather.h"
 #include "ps/request_validation.h"
+#include "ps/server/in_place_sum.h"
 #include "ps/server/injected_service.h"
 #include "ps/server/pending_response.h"
 #include "ps/server/range_migration.h"
@@ -65,10 +67,17 @@ class KVServerCore::Impl {
       shards_[i]->thread = std::thread([this, i] { RunShard(static_cast<int>(i)); });
     }
     started_ = true;
-    session_.AttachServer(app_id_, [this](Message&& msg) { OnRequest(std::move(msg)); });
+    SessionCore::Consumers consumers;
+    if (in_place_targets_) {
+      consumers = [this](const Message& msg) { return InPlaceSumFor(msg); };
+    }
+    session_.AttachServer(
+        app_id_, [this](Message&& msg) { OnRequest(std::move(msg)); }, std::move(consumers));
   }
 
   void SetSwitchHandler(SwitchHandler handler) { switch_handler_ = std::move(handler); }
+  void SetInPlaceSum(InPlaceTargets targets) { in_place_targets_ = std::move(targets); }
+  int64_t pushes_summed_in_place() const { return summed_in_place_.load(); }
   void SetMigrationHandlers(ExportHandler export_keys, ImportHandler import_keys) {
     RangeMigration::Shards shards{
         num_shards(), [this](Key key) { return ShardOf(key); },
@@ -138,8 +147,8 @@ class KVServerCore::Impl {
     return static_cast<int>(ShardHash(key) % static_cast<uint64_t>(shards_.size()));
   }
 
-  std::string Validate(const Message& msg, bool push) const {
-    size_t vals_bytes = msg.vals_bytes();
+  // `vals_bytes`: the values' size, whether they came with the message or went to a consumer.
+  std::string Validate(const Message& msg, bool push, size_t vals_bytes) const {
     if (msg.meta.value_size() != static_cast<int>(value_size_) && (push || msg.meta.value_size())) {
       return StrCat("values of ", msg.meta.value_size(), " bytes, but the KVServer of app ",
                     app_id_, " holds values of ", value_size_, " bytes");
@@ -271,7 +280,11 @@ class KVServerCore::Impl {
       return;
     }
     const bool push = command != proto::PULL;
-    std::string error = Validate(msg, push);
+    if (msg.consumer) {
+      AnswerSummedPush(msg);
+      return;
+    }
+    std::string error = Validate(msg, push, msg.vals_bytes());
     if (!error.empty()) {
       session_.RejectRequest(msg.meta, error);
       return;
@@ -296,21 +309,7 @@ class KVServerCore::Impl {
     }
     std::vector<Part> parts = SplitByShard(keys, n, push ? values.size() / n : 0);
 
-    RequestMeta meta;
-    meta.sender = msg.meta.sender();
-    meta.app_id = app_id_;
-    meta.timestamp = msg.meta.request_id();
-    meta.push = push;
-    meta.pull = command != proto::PUSH;
-    meta.user_command = msg.meta.user_command();
-    meta.clock = msg.meta.clock();
-    meta.version = msg.meta.version();
-    meta.weight = msg.meta.has_weight() ? msg.meta.weight() : 1;
-    meta.init = msg.meta.init();
-    meta.after_own_push = msg.meta.after_own_push();
-    meta.state = msg.meta.state();
-    meta.response = std::make_shared<PendingResponse>(msg.meta, session_, value_size_,
-                                                      static_cast<int>(parts.size()));
+    RequestMeta meta = MetaOf(msg, static_cast<int>(parts.size()));
 
     std::vector<size_t> offsets;  // byte offset of each key's values
     if (push && parts.size() > 1) {
@@ -341,6 +340,89 @@ class KVServerCore::Impl {
       meta.part = static_cast<int>(p);
       Dispatch({meta, std::move(data), std::nullopt, nullptr});
     }
+  }
+
+  // What a handler learns of a request of `parts` parts, besides its keys and values.
+  RequestMeta MetaOf(const Message& msg, int parts) {
+    RequestMeta meta;
+    meta.sender = msg.meta.sender();
+    meta.app_id = app_id_;
+    meta.timestamp = msg.meta.request_id();
+    meta.push = msg.meta.command() != proto::PULL;
+    meta.pull = msg.meta.command() != proto::PUSH;
+    meta.user_command = msg.meta.user_command();
+    meta.clock = msg.meta.clock();
+    meta.version = msg.meta.version();
+    meta.weight = msg.meta.has_weight() ? msg.meta.weight() : 1;
+    meta.init = msg.meta.init();
+    meta.after_own_push = msg.meta.after_own_push();
+    meta.state = msg.meta.state();
+    meta.response = std::make_shared<PendingResponse>(msg.meta, session_, value_size_, parts);
+    return meta;
+  }
+
+  // A consumer that sums the values of push `msg` (its header) into the store as they arrive,
+  // holding the keys' shard until it goes; null where the push must go the usual way: another
+  // command, input the usual path rejects, keys not all owned here or not on one shard, the
+  // shard busy (its queue keeps its order), injected faults, or keys the store cannot take in
+  // place.
+  std::shared_ptr<PayloadConsumer> InPlaceSumFor(const Message& msg) {
+    const Key* keys = msg.keys.as<Key>();
+    const size_t n = msg.num_keys();
+    if (msg.meta.command() != proto::PUSH || n == 0 || injected_.any_fault() ||
+        !Validate(msg, true, msg.consumed_bytes).empty() ||
+        Owns(keys, n, msg.meta.epoch()) != Ownership::kOwned) {
+      return nullptr;
+    }
+    const int shard = ShardOf(keys[0]);
+    for (size_t i = 1; i < n; ++i) {
+      if (ShardOf(keys[i]) != shard) return nullptr;
+    }
+    const int32_t* lens = msg.lens.as<int32_t>();
+    std::vector<size_t> lengths(n);
+    std::vector<uint64_t> offsets(n + 1, 0);
+    for (size_t i = 0; i < n; ++i) {
+      lengths[i] = lens ? static_cast<size_t>(lens[i]) : msg.consumed_bytes / value_size_ / n;
+      offsets[i + 1] = offsets[i] + lengths[i] * value_size_;
+    }
+    Shard& held = *shards_[shard];
+    {
+      std::lock_guard<std::mutex> lock(held.mu);
+      if (held.busy || !held.queue.empty()) return nullptr;
+      held.busy = true;
+    }
+    std::vector<float*> targets;
+    if (!in_place_targets_(shard, keys, n, lengths, &targets)) {
+      Release(held);
+      return nullptr;
+    }
+    return std::make_shared<InPlaceSum>(session_.reducer(), std::move(targets), std::move(offsets),
+                                        [this, &held] { Release(held); });
+  }
+
+  // A push whose values InPlaceSumFor's consumer summed as they came: answered as the handler
+  // would; the shard is released when `msg` goes.
+  void AnswerSummedPush(const Message& msg) {
+    auto* sum = dynamic_cast<const InPlaceSum*>(msg.consumer.get());
+    if (sum == nullptr) {
+      session_.RejectRequest(msg.meta, "its values went to a consumer of another server");
+      return;
+    }
+    if (reporter_.range_load()) {
+      reporter_.range_load()->AddPush(*session_.routing(), msg.keys.as<Key>(), msg.num_keys(),
+                                      msg.lens.as<int32_t>(), value_size_, msg.consumed_bytes);
+    }
+    reporter_.RecordRequest(sum->seconds(), static_cast<int64_t>(msg.consumed_bytes));
+    reporter_.RecordResponse(0);
+    MetaOf(msg, 1).response->AddPart(0, {}, {}, {}, "");
+    summed_in_place_.fetch_add(1);
+  }
+
+  // Ends a shard's task: its thread may run the next one.
+  void Release(Shard& shard) {
+    std::lock_guard<std::mutex> lock(shard.mu);
+    shard.busy = false;
+    if (!shard.queue.empty()) shard.ready.notify_one();
   }
 
   // A request's keys, grouped for the shards. Keys with large values (at least kRunBytes each on
@@ -395,9 +477,7 @@ class KVServerCore::Impl {
       shard.busy = true;
     }
     Run(task);
-    std::lock_guard<std::mutex> lock(shard.mu);
-    shard.busy = false;
-    if (!shard.queue.empty()) shard.ready.notify_one();
+    Release(shard);
   }
 
   Buffer GatherValues(const Buffer& values, const std::vector<size_t>& offsets,
@@ -470,6 +550,8 @@ class KVServerCore::Impl {
   const size_t value_size_;
   Handler handler_;
   SwitchHandler switch_handler_;
+  InPlaceTargets in_place_targets_;
+  std::atomic<int64_t> summed_in_place_{0};
   std::unique_ptr<RangeMigration> migration_;
   std::vector<Message> held_;  // requests routed by a table newer than this server's
   std::vector<std::unique_ptr<Shard>> shards_;
@@ -513,6 +595,10 @@ void KVServerCore::SetSwitchHandler(SwitchHandler handler) {
 void KVServerCore::SetMigrationHandlers(ExportHandler export_keys, ImportHandler import_keys) {
   impl_->SetMigrationHandlers(std::move(export_keys), std::move(import_keys));
 }
+void KVServerCore::SetInPlaceSum(InPlaceTargets targets) {
+  impl_->SetInPlaceSum(std::move(targets));
+}
+int64_t KVServerCore::pushes_summed_in_place() const { return impl_->pushes_summed_in_place(); }
 void KVServerCore::RunOnEveryShard(const std::function<void(int shard)>& fn) {
   impl_->RunOnEveryShard(fn);
 }

@@ -32,6 +32,9 @@ class ShapedTransport : public Transport {
   void Start(ReceiveHandler handler, PayloadPlacer placer) override {
     inner_->Start(std::move(handler), std::move(placer));
   }
+  void SetPayloadConsumers(PayloadConsumerFactory factory) override {
+    inner_->SetPayloadConsumers(std::move(factory));
+  }
   void SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                  SendCallback on_sent) override;
   void Stop() override;

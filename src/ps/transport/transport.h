@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ps/message.h"
+#include "ps/payload_consumer.h"
 
 namespace pacer {
 
@@ -20,6 +21,10 @@ class Transport {
   // exactly payload_bytes() writable bytes that stay valid until the message is handled (a
   // pull's destination, so the data is not copied twice), or nullptr for a pooled buffer.
   using PayloadPlacer = std::function<uint8_t*(const DecodedHeader&)>;
+  // Where a transport can hand a large payload over as it arrives (UcxTransport over TCP): a
+  // consumer for the values of `msg` (its header: meta, keys and lengths, with consumed_bytes of
+  // values to come), or null to receive them whole. Runs on the progress thread and must not send.
+  using PayloadConsumerFactory = std::function<std::shared_ptr<PayloadConsumer>(const Message&)>;
   // Runs when the send completed (on the progress thread, or inside Send when it completes at
   // once); `error` is empty on success. It must not block.
   using SendCallback = std::function<void(const std::string& error)>;
@@ -33,6 +38,8 @@ class Transport {
   // Installs the handler (and optionally a placer) and starts receiving. Called once, before any
   // Send; no message is received before the handler is in place. Both run on the progress thread.
   virtual void Start(ReceiveHandler handler, PayloadPlacer placer) = 0;
+  // Installs the consumers' factory, before Start; transports that never stream ignore it.
+  virtual void SetPayloadConsumers(PayloadConsumerFactory /*factory*/) {}
   // Sends asynchronously. The message's buffers stay referenced until the send completed; a
   // buffer without an owner must stay valid until `on_sent` runs. Throws Error for a bad rank.
   void Send(int dst, const Message& msg, SendCallback on_sent) {

@@ -120,6 +120,11 @@ UcxTransport::UcxTransport(MPI_Comm comm, const Config& config, Rendezvous rende
 
   const bool ring = rendezvous == Rendezvous::kSenderWrites && config.shm_ring_bytes > 0 &&
                     UcxTlsAllowsSharedMemory(std::getenv("UCX_TLS"));
+  if (rendezvous == Rendezvous::kSenderWrites && config.stream_piece_bytes > 0 &&
+      !UcxTlsAllowsSharedMemory(std::getenv("UCX_TLS"))) {
+    // Whole values of any type: a multiple of 8 bytes.
+    stream_piece_bytes_ = std::max<size_t>(8, static_cast<size_t>(config.stream_piece_bytes) & ~7u);
+  }
   shared_memory_ = std::make_unique<SharedMemoryRoutes>(
       rank_, size_, ring ? static_cast<size_t>(config.shm_ring_bytes) : 0,
       UcxTlsAllowsSharedMemory(std::getenv("UCX_TLS")) ? config.read_threads : 0);
@@ -147,6 +152,8 @@ void UcxTransport::Start(ReceiveHandler handler, PayloadPlacer placer) {
   SetHandler(kRingMessageId, &UcxTransport::OnSharedMemoryMessage);
   SetHandler(kDescribedMessageId, &UcxTransport::OnDescribedMessage);
   SetHandler(kReleaseMessageId, &UcxTransport::OnRelease);
+  SetHandler(kStreamHeaderId, &UcxTransport::OnStreamHeader);
+  SetHandler(kStreamPieceId, &UcxTransport::OnStreamPiece);
   shared_memory_->Connect(comm_);
 
   // The handlers are installed before any peer learns our address, so no message can arrive early.
@@ -238,6 +245,8 @@ void UcxTransport::RouteLargePayload(SendContext* ctx) {
     ctx->bytes = sizeof ctx->location;
   } else if (describes_ && shared_memory_->ReadsOurs(ctx->dst)) {
     Describe(ctx);
+  } else if (stream_piece_bytes_ > 0) {
+    CutIntoPieces(ctx);
   } else if (ctx->fragments.size() > 1) {
     // UCX 1.13 has no zero-copy rendezvous for iov data: it would pack it into many small
     // fragments. One copy into a contiguous buffer here is much cheaper.
@@ -271,31 +280,38 @@ bool UcxTransport::HasQueuedSends() {
 }
 
 void UcxTransport::Post(SendContext* ctx) {
+  if (ctx->message_id == kStreamHeaderId) {
+    PostStream(ctx);
+    return;
+  }
   // Before the send: the release may be handled before the send's own completion.
   if (ctx->token != 0) awaiting_release_[ctx->token] = ctx;
+  const bool large = static_cast<size_t>(ctx->bytes) >= rndv_threshold_;
+  const uint32_t flags = ctx->message_id == kActiveMessageId && large ? UCP_AM_SEND_FLAG_RNDV : 0;
+  if (ctx->iov.size() == 1) {
+    PostActiveMessage(ctx, ctx->message_id, ctx->header.data(), ctx->header.size(),
+                      ctx->iov[0].buffer, ctx->iov[0].length, ucp_dt_make_contig(1), flags);
+  } else if (ctx->iov.size() > 1) {
+    PostActiveMessage(ctx, ctx->message_id, ctx->header.data(), ctx->header.size(), ctx->iov.data(),
+                      ctx->iov.size(), ucp_dt_make_iov(), flags);
+  } else {
+    PostActiveMessage(ctx, ctx->message_id, ctx->header.data(), ctx->header.size(), nullptr, 0,
+                      ucp_dt_make_contig(1), flags);
+  }
+}
+
+void UcxTransport::PostActiveMessage(SendContext* ctx, unsigned id, const void* header,
+                                     size_t header_length, const void* buffer, size_t count,
+                                     ucp_datatype_t datatype, uint32_t flags) {
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                        UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_FLAGS;
   param.cb.send = &UcxTransport::OnSendDone;
   param.user_data = ctx;
-  const bool large = static_cast<size_t>(ctx->bytes) >= rndv_threshold_;
-  param.flags = ctx->message_id == kActiveMessageId && large ? UCP_AM_SEND_FLAG_RNDV : 0;
-  const void* buffer = nullptr;
-  size_t count = 0;
-  if (ctx->iov.size() == 1) {
-    param.datatype = ucp_dt_make_contig(1);
-    buffer = ctx->iov[0].buffer;
-    count = ctx->iov[0].length;
-  } else if (ctx->iov.size() > 1) {
-    param.datatype = ucp_dt_make_iov();
-    buffer = ctx->iov.data();
-    count = ctx->iov.size();
-  } else {
-    param.datatype = ucp_dt_make_contig(1);
-  }
+  param.datatype = datatype;
+  param.flags = flags;
   ucs_status_ptr_t request =
-      ucp_am_send_nbx(endpoints_[ctx->dst], ctx->message_id, ctx->header.data(), ctx->header.size(),
-                      buffer, count, &param);
+      ucp_am_send_nbx(endpoints_[ctx->dst], id, header, header_length, buffer, count, &param);
   if (request == nullptr) {
     FinishSend(ctx, UCS_OK);
   } else if (UCS_PTR_IS_ERR(request)) {
@@ -311,12 +327,13 @@ void UcxTransport::OnSendDone(void* request, ucs_status_t status, void* user_dat
 }
 
 void UcxTransport::FinishSend(SendContext* ctx, ucs_status_t status) {
-  if (ctx->token != 0) {
-    if (status != UCS_OK && awaiting_release_.erase(ctx->token) > 0) {
-      ctx->events = 1;  // no release will come
-    }
-    if (--ctx->events > 0) return;
+  if (status != UCS_OK) {
+    if (ctx->status == UCS_OK) ctx->status = status;
+    // A described payload whose description failed will not be released.
+    if (ctx->token != 0 && awaiting_release_.erase(ctx->token) > 0) --ctx->events;
   }
+  if (--ctx->events > 0) return;
+  status = ctx->status;
   std::string error;
   if (status != UCS_OK) {
     error = StrCat("UCX send of ", ctx->bytes, " bytes to rank ", ctx->dst,
@@ -457,6 +474,7 @@ bool UcxTransport::RunDeferredWork() {
   for (RndvReceive* rndv : to_start) StartRndvReceive(rndv);
   for (auto& [rndv, status] : done) FinishRndvReceive(rndv, status);
   for (Message& msg : received) handler_(std::move(msg));
+  if (!streams_.empty()) DropStaleStreams();
   return posted || !(received.empty() && to_start.empty() && done.empty() && sends_done.empty());
 }
 

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -43,6 +44,13 @@ namespace pacer {
 // completes. This is UCX's own rendezvous by cross-memory copy, less one round trip and with the
 // copy split over threads. Pulls, window 8, on a 2-core Intel Xeon VM (4 interleaved pairs):
 // 16 MiB 8.5-11.1 against 4.5-5.9 GB/s by UCX; 1 MiB 7.7-14.1 against 6.4-8.8.
+//
+// Over TCP only (a UCX_TLS without shared memory), a rank whose sender writes sends its large
+// payloads as a header and then pieces of config.stream_piece_bytes, each an eager active message
+// that UCX hands over from its receive buffer. Where the receiver's PayloadConsumerFactory gives a
+// consumer, it takes the pieces there (a server sums them into its store while they are in cache);
+// else they are copied into place. Pieces of one payload come in order on the endpoint's one lane;
+// a payload missing pieces for timeout_s is dropped.
 class UcxTransport : public Transport {
  public:
   // How this rank's large payloads move, unless UCX_RNDV_SCHEME says otherwise (the sender's
@@ -60,6 +68,9 @@ class UcxTransport : public Transport {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   void Start(ReceiveHandler handler, PayloadPlacer placer) override;
+  void SetPayloadConsumers(PayloadConsumerFactory factory) override {
+    consumers_ = std::move(factory);
+  }
   void SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                  SendCallback on_sent) override;
   void Stop() override;
@@ -77,6 +88,21 @@ class UcxTransport : public Transport {
   // where), and the sender keeps it until the receiver's kReleaseMessageId hands it back.
   static constexpr unsigned kDescribedMessageId = 9;
   static constexpr unsigned kReleaseMessageId = 10;
+  // A streamed payload: its message's header (after the stream's token), then its pieces.
+  static constexpr unsigned kStreamHeaderId = 11;
+  static constexpr unsigned kStreamPieceId = 12;
+
+  // What a kStreamPieceId carries in its header, before its piece of the payload.
+  struct PieceHeader {
+    uint64_t token;
+    uint64_t offset;  // of the piece in the payload
+    int64_t sender;
+  };
+  struct Piece {
+    PieceHeader header;
+    const uint8_t* data;
+    size_t length;
+  };
 
   struct SendContext {
     int dst;
@@ -91,12 +117,28 @@ class UcxTransport : public Transport {
     std::vector<Buffer> described;
     std::vector<uint8_t> description;
     uint64_t token = 0;
+    // A streamed payload (kStreamHeaderId): its pieces, after the header. Such a send completes
+    // when the header and every piece went.
+    std::vector<Piece> pieces;
     int events = 1;
+    ucs_status_t status = UCS_OK;  // the first failure of the send's events
     std::vector<ucp_dt_iov_t> iov;
     SendCallback on_sent;
     UcxTransport* transport;
   };
   struct RndvReceive;
+  // A streamed payload being received: given to a consumer (`msg` then holds the message, less
+  // its values), or copied into `payload` (then decoded from `header` once whole).
+  struct IncomingStream {
+    DecodedHeader header;
+    Message msg;
+    std::shared_ptr<PayloadConsumer> consumer;
+    Buffer payload;
+    uint8_t* out = nullptr;
+    uint64_t received = 0;
+    bool failed = false;  // a piece was out of place: the rest are counted and dropped
+    std::chrono::steady_clock::time_point started;
+  };
 
   static ucs_status_t OnActiveMessage(void* arg, const void* header, size_t header_length,
                                       void* data, size_t length, const ucp_am_recv_param_t* param);
@@ -111,6 +153,10 @@ class UcxTransport : public Transport {
                                          const ucp_am_recv_param_t* param);
   static ucs_status_t OnRelease(void* arg, const void* header, size_t header_length, void* data,
                                 size_t length, const ucp_am_recv_param_t* param);
+  static ucs_status_t OnStreamHeader(void* arg, const void* header, size_t header_length,
+                                     void* data, size_t length, const ucp_am_recv_param_t* param);
+  static ucs_status_t OnStreamPiece(void* arg, const void* header, size_t header_length, void* data,
+                                    size_t length, const ucp_am_recv_param_t* param);
 
   void SetHandler(unsigned id, ucp_am_recv_callback_t callback);
   // How a payload of at least rndv_threshold goes: copied into the ring, its location sent instead,
@@ -119,6 +165,18 @@ class UcxTransport : public Transport {
   void RouteLargePayload(SendContext* ctx);
   // Sends a description of the payload instead, keeping the payload until it is released.
   void Describe(SendContext* ctx);
+  // Cuts the payload into pieces to stream.
+  void CutIntoPieces(SendContext* ctx);
+  // Posts a streamed payload's header and pieces.
+  void PostStream(SendContext* ctx);
+  // Posts one active message of `ctx`; its completion is one of ctx's events.
+  void PostActiveMessage(SendContext* ctx, unsigned id, const void* header, size_t header_length,
+                         const void* buffer, size_t count, ucp_datatype_t datatype, uint32_t flags);
+  // Hands a stream's piece to its consumer or copies it into place.
+  void TakePiece(IncomingStream& stream, const PieceHeader& piece, const uint8_t* data,
+                 size_t length);
+  // Drops the streams that waited for pieces for longer than timeout_s.
+  void DropStaleStreams();
   // Queues the message that hands a described payload back to `sender`.
   void QueueRelease(int sender, uint64_t token);
   // Decode a received message's header, or all of it; log why and return false when it is
@@ -143,7 +201,8 @@ class UcxTransport : public Transport {
   int spin_us_ = 0;
   double timeout_s_;
   size_t rndv_threshold_;
-  const bool describes_;  // large payloads to readers on this host go as descriptions
+  const bool describes_;           // large payloads to readers on this host go as descriptions
+  size_t stream_piece_bytes_ = 0;  // large payloads go streamed in pieces of this size; 0: never
 
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
@@ -153,12 +212,15 @@ class UcxTransport : public Transport {
 
   ReceiveHandler handler_;
   PayloadPlacer placer_;
+  PayloadConsumerFactory consumers_;
   InflightLimiter<SendContext*> limiter_;
   BufferPool pool_;
   std::unique_ptr<SharedMemoryRoutes> shared_memory_;
   std::atomic<uint64_t> next_token_{1};
   std::unordered_map<uint64_t, SendContext*>
       awaiting_release_;  // by token; guarded by progress_mu_
+  // Streamed payloads being received, by sender and token; guarded by progress_mu_.
+  std::map<std::pair<int, uint64_t>, IncomingStream> streams_;
   std::thread progress_thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> sleeping_{false};  // the progress thread is (about to be) blocked
