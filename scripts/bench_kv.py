@@ -4,11 +4,12 @@
 Absolute figures move +-20% from run to run on these machines; the ratios of figures taken in the
 same run are what this script judges. It runs ucx_perftest between two local processes (shared
 memory, then TCP over loopback), pacer-kv-bench in the configurations of the targets, and prints one
-row per target with our figure, the reference, the ratio and whether the target is met. Exits 1 if
-any target is missed.
+row per target with our figure, the reference, the ratio and whether the target is met (over TCP,
+the medians of turns taken by raw UCX and Pacer). Exits 1 if any target is missed.
 """
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -22,6 +23,7 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 TCP = {"UCX_TLS": "tcp", "UCX_NET_DEVICES": "lo"}
 MIB = 1 << 20
 REFERENCE_BYTES = 1 << 30  # what ucx_perftest moves per size (up to 20000 iterations)
+TCP_TURNS = 3
 PSLITE_2S2W_GBPS = 3.1  # dmlc/ps-lite over ZMQ, 2 servers + 2 workers, 1 MB push (issue 3)
 
 
@@ -89,10 +91,9 @@ def main():
     raw_bw = {s: perftest("tag_bw", s, iters=max(100, min(20000, REFERENCE_BYTES // s)))[1]
               for s in sizes}
     raw_lat, _ = perftest("tag_lat", 4096, iters=20000)
-    _, raw_tcp = perftest("tag_bw", MIB, extra_env=TCP, iters=1000)
     for s in sizes:
         print(f"#   tag_bw {s:>9} B: {raw_bw[s]:6.2f} GB/s")
-    print(f"#   tag_lat 4096 B: {raw_lat:.2f} us one way; tag_bw over TCP, 1 MiB: {raw_tcp:.2f} GB/s")
+    print(f"#   tag_lat 4096 B: {raw_lat:.2f} us one way")
 
     print("# a push's copy and sum with no library (pacer-bare-push)")
     bare, text = bare_push([MIB, 16 * MIB])
@@ -109,9 +110,18 @@ def main():
     print("# pacer-kv-bench, 2 servers + 2 workers")
     two, text = pacer(5, 2, ["--sizes=1048576", "--window=8", "--ops=push"])
     print(text, end="")
-    print("# pacer-kv-bench over TCP (UCX_TLS=tcp)")
-    tcp, text = pacer(3, 1, ["--sizes=1048576", "--window=8", "--ops=push"], TCP)
-    print(text, end="")
+    # Over TCP both sides of either test keep a core busy, and a pair of 1 GiB runs moved from
+    # 0.57 to 0.89 x between identical builds: raw and Pacer take turns, TCP_TURNS each, and the
+    # medians are judged.
+    print(f"# tag_bw over TCP (UCX_TLS=tcp), 1 MiB, and pacer-kv-bench over TCP, {TCP_TURNS} turns")
+    raw_tcp_runs, tcp_runs = [], []
+    for _ in range(TCP_TURNS):
+        raw_tcp_runs.append(perftest("tag_bw", MIB, extra_env=TCP, iters=1000)[1])
+        tcp, text = pacer(3, 1, ["--sizes=1048576", "--window=8", "--ops=push"], TCP)
+        tcp_runs.append(find(tcp, "push", MIB, 8)["gbps"])
+        print(f"#   tag_bw over TCP: {raw_tcp_runs[-1]:.2f} GB/s")
+        print(text, end="")
+    raw_tcp, tcp_gbps = statistics.median(raw_tcp_runs), statistics.median(tcp_runs)
     print("# allreduce comparison, 2 servers + 4 workers, 100 MB per worker")
     _, text = pacer(7, 2, ["--sizes=4096", "--window=1", "--ops=push", "--allreduce-compare"])
     print(text, end="")
@@ -131,9 +141,8 @@ def main():
     ours = find(two, "push", MIB, 8)["gbps"]
     rows.append(("2s+2w 1 MiB push, summed (GB/s)", ours, PSLITE_2S2W_GBPS,
                  ours / PSLITE_2S2W_GBPS, ">= 3 x ps-lite", ours >= 3 * PSLITE_2S2W_GBPS))
-    ours = find(tcp, "push", MIB, 8)["gbps"]
-    rows.append(("TCP 1 MiB push (GB/s)", ours, raw_tcp, ours / raw_tcp, ">= 0.8 x raw tcp",
-                 ours >= 0.8 * raw_tcp))
+    rows.append(("TCP 1 MiB push, medians (GB/s)", tcp_gbps, raw_tcp, tcp_gbps / raw_tcp,
+                 ">= 0.8 x raw tcp", tcp_gbps >= 0.8 * raw_tcp))
     rows.append(("100 MB push+pull, 4w+2s (ms)", pacer_ms, allreduce_ms, pacer_ms / allreduce_ms,
                  "<= 1.0 x MPI_Allreduce", pacer_ms <= allreduce_ms))
 

@@ -46,11 +46,11 @@ namespace pacer {
 // 16 MiB 8.5-11.1 against 4.5-5.9 GB/s by UCX; 1 MiB 7.7-14.1 against 6.4-8.8.
 //
 // Over TCP only (a UCX_TLS without shared memory), a rank whose sender writes sends its large
-// payloads as a header and then pieces of config.stream_piece_bytes, each an eager active message
-// that UCX hands over from its receive buffer. Where the receiver's PayloadConsumerFactory gives a
-// consumer, it takes the pieces there (a server sums them into its store while they are in cache);
-// else they are copied into place. Pieces of one payload come in order on the endpoint's one lane;
-// a payload missing pieces for timeout_s is dropped.
+// payloads in pieces of config.stream_piece_bytes, the first with the header, each an eager
+// active message that UCX hands over from its receive buffer. Where the receiver's
+// PayloadConsumerFactory gives a consumer, it takes the pieces there (a server sums them into its
+// store while they are in cache); else they are copied into place. Pieces of one payload come in
+// order on the endpoint's one lane; a payload missing pieces for timeout_s is dropped.
 class UcxTransport : public Transport {
  public:
   // How this rank's large payloads move, unless UCX_RNDV_SCHEME says otherwise (the sender's
@@ -88,7 +88,8 @@ class UcxTransport : public Transport {
   // where), and the sender keeps it until the receiver's kReleaseMessageId hands it back.
   static constexpr unsigned kDescribedMessageId = 9;
   static constexpr unsigned kReleaseMessageId = 10;
-  // A streamed payload: its message's header (after the stream's token), then its pieces.
+  // A streamed payload: its message's header (after the stream's token) with its first piece,
+  // then the other pieces.
   static constexpr unsigned kStreamHeaderId = 11;
   static constexpr unsigned kStreamPieceId = 12;
 
@@ -117,8 +118,8 @@ class UcxTransport : public Transport {
     std::vector<Buffer> described;
     std::vector<uint8_t> description;
     uint64_t token = 0;
-    // A streamed payload (kStreamHeaderId): its pieces, after the header. Such a send completes
-    // when the header and every piece went.
+    // A streamed payload (kStreamHeaderId): its pieces, the first with the header. Such a send
+    // completes when every piece went.
     std::vector<Piece> pieces;
     int events = 1;
     ucs_status_t status = UCS_OK;  // the first failure of the send's events
