@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "allreduce_compare.h"
+#include "app_roles.h"
 #include "bench_keys.h"
 #include "list_flag.h"
 #include "percentile.h"
@@ -274,7 +275,9 @@ void NormalizeFlagNames(int argc, char** argv) {
 }  // namespace bench
 }  // namespace pacer
 
-int main(int argc, char** argv) {
+namespace {
+
+int Run(int argc, char** argv) {
   pacer::bench::NormalizeFlagNames(argc, argv);
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -298,4 +301,11 @@ int main(int argc, char** argv) {
   }
   MPI_Finalize();
   return status;
+}
+
+}  // namespace
+
+// A bad job (too few ranks for --servers, say) is one line naming what is wrong, not an abort.
+int main(int argc, char** argv) {
+  return pacer::bench::GuardedMain("pacer-kv-bench", Run, argc, argv);
 }
