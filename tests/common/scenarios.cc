@@ -255,10 +255,37 @@ void MalformedPeerMessages(Session& session) {
   for (size_t i = sizeof(WireHeader); i < bad_meta.size(); ++i) bad_meta[i] = 0xff;
   transport.SendBytes(server, bad_meta, payload, nullptr);
 
-  // None of it changed the key, and the server still serves.
+  // The same with payloads large enough for a rendezvous, the ring or a description, or, over TCP
+  // alone, pieces that a server sums as they come for a good push: dropped as well.
+  constexpr size_t kBig = 100000;  // 400 KB of floats: more than one piece
+  const Key k9 = OwnKey(session, 9);
+  const int server9 = 1 + session.ServerOfKey(k9);
+  kv.Wait(kv.Push({k9}, std::vector<float>(kBig, 1.f)));
+  Message big = RawPush(session, catcher.id(), {k9}, std::vector<float>(kBig, 100.f));
+  header = EncodeHeader(big);
+  payload = PayloadFragments(big);
+  transport.SendBytes(server9, std::vector<uint8_t>(header.begin(), header.begin() + 5), payload,
+                      nullptr);
+  bad_magic = header;
+  bad_magic[1] ^= 0x55;
+  transport.SendBytes(server9, bad_magic, payload, nullptr);
+  bad_meta = header;
+  for (size_t i = sizeof(WireHeader); i < bad_meta.size(); ++i) bad_meta[i] = 0xff;
+  transport.SendBytes(server9, bad_meta, payload, nullptr);
+  // A large push to a key held with another length is refused, naming both.
+  transport.Send(server, RawPush(session, catcher.id(), {k7}, std::vector<float>(kBig, 1.f)),
+                 nullptr);
+  EXPECT_CONTAINS(catcher.Next(),
+                  "pushed 100000 values, but server rank " + std::to_string(server) + " holds 1");
+
+  // None of it changed the keys, and the server still serves.
   ExpectStillServes(kv, k7, 1.5f);
   kv.Wait(kv.Push({k7}, {1.0f}));
   ExpectStillServes(kv, k7, 2.5f);
+  kv.Wait(kv.Push({k9}, std::vector<float>(kBig, 2.f)));
+  std::vector<float> out;
+  kv.Wait(kv.Pull({k9}, &out));
+  EXPECT_EQ(out, std::vector<float>(kBig, 3.f)) << "key " << k9;
 }
 
 namespace {
