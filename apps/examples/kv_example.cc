@@ -94,7 +94,9 @@ int RunWorker(pacer::Session& session) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int Run(int argc, char** argv) {
   pacer::Config config = pacer::Config::ParseCommandLine(&argc, &argv);
   pacer::Session session(config);
   if (session.rank() == 0) {
@@ -118,4 +120,16 @@ int main(int argc, char** argv) {
     session.Finalize();
   }
   return status;
+}
+
+}  // namespace
+
+// A job that cannot start (too few ranks for --servers, no transport) says why in one line.
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const pacer::Error& e) {
+    std::fprintf(stderr, "pacer-kv-example: %s\n", e.what());
+    return 2;
+  }
 }
