@@ -12,7 +12,8 @@ namespace detail {
 
 // A push of float values summed into the stored values of its keys piece by piece, as the pieces
 // arrive (a PayloadConsumer made by KVServerCore). Whoever makes it holds the keys' shard for it;
-// `release` gives the shard back when it goes, answered or dropped.
+// `release` gives the shard back when it goes, answered or dropped. A push dropped part way (its
+// sender stopped sending pieces) leaves the pieces already summed in the store.
 class InPlaceSum : public PayloadConsumer {
  public:
   // `targets[i]`: key i's stored values, `key_offsets[i]`..`key_offsets[i + 1]` its bytes in the
