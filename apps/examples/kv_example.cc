@@ -128,7 +128,7 @@ int Run(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return Run(argc, argv);
-  } catch (const pacer::Error& e) {
+  } catch (const std::exception& e) {
     std::fprintf(stderr, "pacer-kv-example: %s\n", e.what());
     return 2;
   }

@@ -178,21 +178,15 @@ class KVServer {
     core_.Respond(meta, req.data.keys, std::move(vals), Buffer::FromVector(std::move(lens)));
   }
 
-  // dst = a + b; dst may be a (in place), never b. Float values of 1 KiB and more take the
-  // session's Reducer (vectorized, multi-threaded when large); smaller ones and other types a
-  // plain loop, which costs less than dispatching a tiny sum.
+  // dst = a + b; dst may be a (in place), never b. Floats go by AddFloats; other types a plain
+  // loop.
   void Add(T* dst, const T* a, const T* b, size_t n) {
     if constexpr (std::is_same_v<T, float>) {
-      if (n >= kReducerMinValues) {
-        const ConstArray inputs[2] = {{a, DType::kF32}, {b, DType::kF32}};
-        core_.reducer().Sum(Span<const ConstArray>(inputs, 2), {dst, DType::kF32}, n);
-        return;
-      }
+      AddFloats(core_.reducer(), dst, a, b, n);
+    } else {
+      for (size_t j = 0; j < n; ++j) dst[j] = a[j] + b[j];
     }
-    for (size_t j = 0; j < n; ++j) dst[j] = a[j] + b[j];
   }
-
-  static constexpr size_t kReducerMinValues = 256;  // 1 KiB of floats
 
   Handler handler_;
   std::vector<std::unordered_map<Key, Values>> stores_;  // one per shard

@@ -71,6 +71,19 @@ class Reducer {
   virtual void Synchronize() = 0;
 };
 
+// dst = a + b over `count` floats; dst may be a (in place), never b. From 1 KiB up the reducer sums
+// (vectorized, multi-threaded when large); below, a plain loop, which costs less than dispatching
+// a tiny sum.
+inline void AddFloats(Reducer& reducer, float* dst, const float* a, const float* b, size_t count) {
+  constexpr size_t kReducerMinValues = 256;
+  if (count < kReducerMinValues) {
+    for (size_t i = 0; i < count; ++i) dst[i] = a[i] + b[i];
+    return;
+  }
+  const ConstArray inputs[2] = {{a, DType::kF32}, {b, DType::kF32}};
+  reducer.Sum(Span<const ConstArray>(inputs, 2), {dst, DType::kF32}, count);
+}
+
 // threads: 0 = one per core. Operations on fewer than a few hundred KiB run on the calling thread.
 std::unique_ptr<Reducer> MakeCpuReducer(int threads = 0);
 

@@ -10,9 +10,6 @@ namespace pacer {
 namespace detail {
 namespace {
 
-// Below this many values a plain loop costs less than dispatching to the reducer.
-constexpr size_t kReducerMinValues = 256;
-
 // The wall clock, not the thread's CPU time that requests are measured in where ranks share
 // cores: that is a system call (1.3 us on a 2-core VM), twice per piece of a few microseconds.
 double Now() {
@@ -42,13 +39,7 @@ void InPlaceSum::Consume(uint64_t offset, const uint8_t* bytes, size_t length) {
     while (offset >= key_offsets_[key_ + 1]) ++key_;
     const size_t count = (std::min(end, key_offsets_[key_ + 1]) - offset) / sizeof(float);
     float* dst = targets_[key_] + (offset - key_offsets_[key_]) / sizeof(float);
-    const auto* piece = reinterpret_cast<const float*>(bytes);
-    if (count >= kReducerMinValues) {
-      const ConstArray inputs[2] = {{dst, DType::kF32}, {piece, DType::kF32}};
-      reducer_.Sum(Span<const ConstArray>(inputs, 2), {dst, DType::kF32}, count);
-    } else {
-      for (size_t i = 0; i < count; ++i) dst[i] += piece[i];
-    }
+    AddFloats(reducer_, dst, dst, reinterpret_cast<const float*>(bytes), count);
     bytes += count * sizeof(float);
     offset += count * sizeof(float);
   }

@@ -14,28 +14,19 @@
 
 #include "pacer/error.h"
 #include "ps/buffer_pool.h"
-#include "ps/gather.h"
 #include "ps/request_validation.h"
 #include "ps/server/in_place_sum.h"
 #include "ps/server/injected_service.h"
 #include "ps/server/pending_response.h"
 #include "ps/server/range_migration.h"
 #include "ps/server/service_reporter.h"
+#include "ps/server/shard_parts.h"
 #include "ps/session_core.h"
 #include "ps/str_cat.h"
 
 namespace pacer {
 namespace detail {
 namespace {
-
-// Splitmix64's finalizer: the shard must not follow the placement's spread, or every key of one
-// server could land on the same few shards.
-uint64_t ShardHash(Key key) {
-  uint64_t z = key;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 double WallSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -143,9 +134,7 @@ class KVServerCore::Impl {
   // 6.8-7.3 against 10.9-11.9.
   static constexpr size_t kInlineBytes = 1 << 20;
 
-  int ShardOf(Key key) const {
-    return static_cast<int>(ShardHash(key) % static_cast<uint64_t>(shards_.size()));
-  }
+  int ShardOf(Key key) const { return ShardOfKey(key, num_shards()); }
 
   // `vals_bytes`: the values' size, whether they came with the message or went to a consumer.
   std::string Validate(const Message& msg, bool push, size_t vals_bytes) const {
@@ -302,44 +291,22 @@ class KVServerCore::Impl {
         return;
     }
     Buffer values = msg.vals_buffer();
-    const int32_t* lens = msg.lens.as<int32_t>();
-    if (push && reporter_.range_load()) {
-      reporter_.range_load()->AddPush(*session_.routing(), keys, n, lens, value_size_,
-                                      values.size());
-    }
-    std::vector<Part> parts = SplitByShard(keys, n, push ? values.size() / n : 0);
-
+    if (push) CountPushLoad(msg, values.size());
+    std::vector<ShardPart> parts =
+        SplitByShard(msg.keys, msg.lens, values, push, value_size_, num_shards(), pool_);
     RequestMeta meta = MetaOf(msg, static_cast<int>(parts.size()));
-
-    std::vector<size_t> offsets;  // byte offset of each key's values
-    if (push && parts.size() > 1) {
-      offsets.resize(n + 1, 0);
-      for (size_t i = 0; i < n; ++i) {
-        offsets[i + 1] =
-            offsets[i] + (lens ? static_cast<size_t>(lens[i]) * value_size_ : values.size() / n);
-      }
-    }
     for (size_t p = 0; p < parts.size(); ++p) {
-      const Part& part = parts[p];
-      RequestData data;
-      if (parts.size() == 1) {
-        data = {msg.keys, values, msg.lens};
-      } else if (part.run) {  // consecutive keys: views, no copy
-        const size_t first = part.positions.front(), count = part.positions.size();
-        data.keys = msg.keys.Slice(first * sizeof(Key), count * sizeof(Key));
-        if (lens) data.lens = msg.lens.Slice(first * sizeof(int32_t), count * sizeof(int32_t));
-        if (push) {
-          data.values = values.Slice(offsets[first], offsets[first + count] - offsets[first]);
-        }
-      } else {
-        data.keys = Gather(keys, part.positions);
-        if (lens) data.lens = Gather(lens, part.positions);
-        if (push) data.values = GatherValues(values, offsets, part.positions);
-      }
-      meta.shard = part.shard;
+      meta.shard = parts[p].shard;
       meta.part = static_cast<int>(p);
-      Dispatch({meta, std::move(data), std::nullopt, nullptr});
+      Dispatch({meta, std::move(parts[p].data), std::nullopt, nullptr});
     }
+  }
+
+  // Tells the key-range telemetry (where on) of a push of `values_bytes` of values.
+  void CountPushLoad(const Message& msg, size_t values_bytes) {
+    if (!reporter_.range_load()) return;
+    reporter_.range_load()->AddPush(*session_.routing(), msg.keys.as<Key>(), msg.num_keys(),
+                                    msg.lens.as<int32_t>(), value_size_, values_bytes);
   }
 
   // What a handler learns of a request of `parts` parts, besides its keys and values.
@@ -378,13 +345,10 @@ class KVServerCore::Impl {
     for (size_t i = 1; i < n; ++i) {
       if (ShardOf(keys[i]) != shard) return nullptr;
     }
-    const int32_t* lens = msg.lens.as<int32_t>();
+    std::vector<uint64_t> offsets =
+        KeyOffsets(msg.lens.as<int32_t>(), n, value_size_, msg.consumed_bytes);
     std::vector<size_t> lengths(n);
-    std::vector<uint64_t> offsets(n + 1, 0);
-    for (size_t i = 0; i < n; ++i) {
-      lengths[i] = lens ? static_cast<size_t>(lens[i]) : msg.consumed_bytes / value_size_ / n;
-      offsets[i + 1] = offsets[i] + lengths[i] * value_size_;
-    }
+    for (size_t i = 0; i < n; ++i) lengths[i] = (offsets[i + 1] - offsets[i]) / value_size_;
     Shard& held = *shards_[shard];
     {
       std::lock_guard<std::mutex> lock(held.mu);
@@ -408,10 +372,7 @@ class KVServerCore::Impl {
       session_.RejectRequest(msg.meta, "its values went to a consumer of another server");
       return;
     }
-    if (reporter_.range_load()) {
-      reporter_.range_load()->AddPush(*session_.routing(), msg.keys.as<Key>(), msg.num_keys(),
-                                      msg.lens.as<int32_t>(), value_size_, msg.consumed_bytes);
-    }
+    CountPushLoad(msg, msg.consumed_bytes);
     reporter_.RecordRequest(sum->seconds(), static_cast<int64_t>(msg.consumed_bytes));
     reporter_.RecordResponse(0);
     MetaOf(msg, 1).response->AddPart(0, {}, {}, {}, "");
@@ -423,39 +384,6 @@ class KVServerCore::Impl {
     std::lock_guard<std::mutex> lock(shard.mu);
     shard.busy = false;
     if (!shard.queue.empty()) shard.ready.notify_one();
-  }
-
-  // A request's keys, grouped for the shards. Keys with large values (at least kRunBytes each on
-  // average) go as runs of consecutive keys of one shard, handed over as views of the message;
-  // small ones go as one part per shard, their values gathered into one buffer (fewer, larger
-  // tasks).
-  struct Part {
-    int shard;
-    bool run;
-    std::vector<size_t> positions;
-  };
-  static constexpr size_t kRunBytes = 64 << 10;
-
-  std::vector<Part> SplitByShard(const Key* keys, size_t n, size_t bytes_per_key) const {
-    std::vector<Part> parts;
-    if (bytes_per_key >= kRunBytes) {
-      for (size_t i = 0; i < n; ++i) {
-        int shard = ShardOf(keys[i]);
-        if (parts.empty() || parts.back().shard != shard) parts.push_back({shard, true, {}});
-        parts.back().positions.push_back(i);
-      }
-      return parts;
-    }
-    std::vector<int> part_of_shard(shards_.size(), -1);
-    for (size_t i = 0; i < n; ++i) {
-      int shard = ShardOf(keys[i]);
-      if (part_of_shard[shard] < 0) {
-        part_of_shard[shard] = static_cast<int>(parts.size());
-        parts.push_back({shard, false, {}});
-      }
-      parts[part_of_shard[shard]].positions.push_back(i);
-    }
-    return parts;
   }
 
   // Runs a task inline when it is small and its shard idle, else queues it for the shard (at the
@@ -478,19 +406,6 @@ class KVServerCore::Impl {
     }
     Run(task);
     Release(shard);
-  }
-
-  Buffer GatherValues(const Buffer& values, const std::vector<size_t>& offsets,
-                      const std::vector<size_t>& positions) {
-    size_t total = 0;
-    for (size_t i : positions) total += offsets[i + 1] - offsets[i];
-    uint8_t* out = nullptr;
-    Buffer gathered = pool_.Allocate(total, &out);
-    for (size_t i : positions) {
-      std::copy_n(values.data() + offsets[i], offsets[i + 1] - offsets[i], out);
-      out += offsets[i + 1] - offsets[i];
-    }
-    return gathered;
   }
 
   void Run(const Task& task) {

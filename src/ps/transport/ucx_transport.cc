@@ -118,16 +118,16 @@ UcxTransport::UcxTransport(MPI_Comm comm, const Config& config, Rendezvous rende
   Check(ucp_worker_create(context_, &worker_params, &worker_), "ucp_worker_create");
   Check(ucp_worker_get_efd(worker_, &event_fd_), "ucp_worker_get_efd");
 
-  const bool ring = rendezvous == Rendezvous::kSenderWrites && config.shm_ring_bytes > 0 &&
-                    UcxTlsAllowsSharedMemory(std::getenv("UCX_TLS"));
-  if (rendezvous == Rendezvous::kSenderWrites && config.stream_piece_bytes > 0 &&
-      !UcxTlsAllowsSharedMemory(std::getenv("UCX_TLS"))) {
+  const bool shared_memory = UcxTlsAllowsSharedMemory(std::getenv("UCX_TLS"));
+  const bool ring =
+      rendezvous == Rendezvous::kSenderWrites && config.shm_ring_bytes > 0 && shared_memory;
+  if (rendezvous == Rendezvous::kSenderWrites && config.stream_piece_bytes > 0 && !shared_memory) {
     // Whole values of any type: a multiple of 8 bytes.
     stream_piece_bytes_ = std::max<size_t>(8, static_cast<size_t>(config.stream_piece_bytes) & ~7u);
   }
   shared_memory_ = std::make_unique<SharedMemoryRoutes>(
       rank_, size_, ring ? static_cast<size_t>(config.shm_ring_bytes) : 0,
-      UcxTlsAllowsSharedMemory(std::getenv("UCX_TLS")) ? config.read_threads : 0);
+      shared_memory ? config.read_threads : 0);
 }
 
 UcxTransport::~UcxTransport() {
@@ -288,16 +288,19 @@ void UcxTransport::Post(SendContext* ctx) {
   if (ctx->token != 0) awaiting_release_[ctx->token] = ctx;
   const bool large = static_cast<size_t>(ctx->bytes) >= rndv_threshold_;
   const uint32_t flags = ctx->message_id == kActiveMessageId && large ? UCP_AM_SEND_FLAG_RNDV : 0;
+  const void* buffer = nullptr;
+  size_t count = 0;
+  ucp_datatype_t datatype = ucp_dt_make_contig(1);
   if (ctx->iov.size() == 1) {
-    PostActiveMessage(ctx, ctx->message_id, ctx->header.data(), ctx->header.size(),
-                      ctx->iov[0].buffer, ctx->iov[0].length, ucp_dt_make_contig(1), flags);
+    buffer = ctx->iov[0].buffer;
+    count = ctx->iov[0].length;
   } else if (ctx->iov.size() > 1) {
-    PostActiveMessage(ctx, ctx->message_id, ctx->header.data(), ctx->header.size(), ctx->iov.data(),
-                      ctx->iov.size(), ucp_dt_make_iov(), flags);
-  } else {
-    PostActiveMessage(ctx, ctx->message_id, ctx->header.data(), ctx->header.size(), nullptr, 0,
-                      ucp_dt_make_contig(1), flags);
+    buffer = ctx->iov.data();
+    count = ctx->iov.size();
+    datatype = ucp_dt_make_iov();
   }
+  PostActiveMessage(ctx, ctx->message_id, ctx->header.data(), ctx->header.size(), buffer, count,
+                    datatype, flags);
 }
 
 void UcxTransport::PostActiveMessage(SendContext* ctx, unsigned id, const void* header,
@@ -457,7 +460,11 @@ void UcxTransport::FinishRndvReceive(RndvReceive* rndv, ucs_status_t status) {
 bool UcxTransport::Drive() {
   DrivingScope scope(this);
   bool active = ucp_worker_progress(worker_) != 0;
-  return RunDeferredWork() || active;
+  active = RunDeferredWork() || active;
+  // Only on a pass that found nothing: a stream missing its pieces leaves the driver idle, and a
+  // busy pass need not read the clock.
+  if (!active && !streams_.empty()) DropStaleStreams();
+  return active;
 }
 
 bool UcxTransport::RunDeferredWork() {
@@ -474,7 +481,6 @@ bool UcxTransport::RunDeferredWork() {
   for (RndvReceive* rndv : to_start) StartRndvReceive(rndv);
   for (auto& [rndv, status] : done) FinishRndvReceive(rndv, status);
   for (Message& msg : received) handler_(std::move(msg));
-  if (!streams_.empty()) DropStaleStreams();
   return posted || !(received.empty() && to_start.empty() && done.empty() && sends_done.empty());
 }
 

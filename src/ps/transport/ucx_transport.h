@@ -50,7 +50,8 @@ namespace pacer {
 // active message that UCX hands over from its receive buffer. Where the receiver's
 // PayloadConsumerFactory gives a consumer, it takes the pieces there (a server sums them into its
 // store while they are in cache); else they are copied into place. Pieces of one payload come in
-// order on the endpoint's one lane; a payload missing pieces for timeout_s is dropped.
+// order on the endpoint's one lane; a payload missing pieces for timeout_s is dropped (looked for
+// on the passes that find nothing to do).
 class UcxTransport : public Transport {
  public:
   // How this rank's large payloads move, unless UCX_RNDV_SCHEME says otherwise (the sender's
