@@ -42,17 +42,6 @@ AllreduceFigures CompareWithAllreduce(Session& session, KVWorker<float>& kv, MPI
   const int num_workers = session.num_workers();
   std::vector<float> grads(count, 1.0f), sums(count);
 
-  std::vector<double> allreduce;
-  for (int r = 0; r <= repeats; ++r) {  // the first run warms up
-    std::fill(sums.begin(), sums.end(), 1.0f);
-    MPI_Barrier(workers);
-    double t0 = Seconds();
-    MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, workers);
-    double t = SlowestOver(workers, Seconds() - t0);
-    if (r > 0) allreduce.push_back(t);
-  }
-  ExpectAll(sums, float(num_workers), "MPI_Allreduce");
-
   // Each server owns one contiguous region of the gradients (as BytePS partitions them): chunk i
   // goes to server i * servers / chunks, under the next key that server owns. Each server's
   // share is then one contiguous buffer to send and to receive into.
@@ -66,17 +55,36 @@ AllreduceFigures CompareWithAllreduce(Session& session, KVWorker<float>& kv, MPI
     keys.push_back(candidate++);
     lens.push_back(static_cast<int>(std::min(chunk, count - i * chunk)));
   }
-  std::vector<double> pacer;
-  for (int r = 0; r <= repeats; ++r) {
+
+  auto time_allreduce = [&] {
+    std::fill(sums.begin(), sums.end(), 1.0f);
+    MPI_Barrier(workers);
+    double t0 = Seconds();
+    MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, workers);
+    double t = SlowestOver(workers, Seconds() - t0);
+    ExpectAll(sums, float(num_workers), "MPI_Allreduce");
+    return t;
+  };
+  int pushes = 0;
+  auto time_pacer = [&] {
     MPI_Barrier(workers);
     double t0 = Seconds();
     kv.Wait(kv.ZPush(keys, grads, lens));
     session.Barrier(kWorkerGroup);  // every gradient is in before anyone pulls the sum
     kv.Wait(kv.ZPull(keys, Span<float>(sums.data(), sums.size())));
     double t = SlowestOver(workers, Seconds() - t0);
-    if (r > 0) pacer.push_back(t);
-    ExpectAll(sums, float(num_workers * (r + 1)), "Pacer push+pull");
+    ExpectAll(sums, float(num_workers * ++pushes), "Pacer push+pull");
     session.Barrier(kWorkerGroup);  // nobody pushes again before everyone has checked
+    return t;
+  };
+  // Both warm up first; then they take turns, so that a slow phase of a shared machine (these VMs
+  // swing by half from one second to the next) falls on both alike.
+  time_allreduce();
+  time_pacer();
+  std::vector<double> allreduce, pacer;
+  for (int r = 0; r < repeats; ++r) {
+    allreduce.push_back(time_allreduce());
+    pacer.push_back(time_pacer());
   }
   return {Median(allreduce) * 1e3, Median(pacer) * 1e3};
 }

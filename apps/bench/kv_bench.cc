@@ -248,7 +248,7 @@ int RunWorker(Session& session, MPI_Comm workers) {
   if (printer) std::printf("# every pulled value checked: exact\n");
   if (FLAGS_allreduce_compare) {
     AllreduceFigures f = CompareWithAllreduce(session, runner.kv(), workers, FLAGS_allreduce_bytes,
-                                              FLAGS_allreduce_chunk, 3);
+                                              FLAGS_allreduce_chunk, 5);
     if (printer) {
       std::printf(
           "# allreduce-compare: %.1f MB per worker over %d workers: MPI_Allreduce %.1f ms,"
