@@ -23,7 +23,7 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 TCP = {"UCX_TLS": "tcp", "UCX_NET_DEVICES": "lo"}
 MIB = 1 << 20
 REFERENCE_BYTES = 1 << 30  # what ucx_perftest moves per size (up to 20000 iterations)
-TCP_TURNS = 3
+TCP_TURNS = 5
 PSLITE_2S2W_GBPS = 3.1  # dmlc/ps-lite over ZMQ, 2 servers + 2 workers, 1 MB push (issue 3)
 
 
