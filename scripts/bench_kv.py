@@ -111,7 +111,7 @@ def main():
     two, text = pacer(5, 2, ["--sizes=1048576", "--window=8", "--ops=push"])
     print(text, end="")
     # Over TCP both sides of either test keep a core busy, and one build's ratio of 1 GiB runs
-    # read 0.66-0.96 over 8 turns: raw and Pacer take turns, TCP_TURNS each, and the medians are
+    # read 0.47-1.01 over 20 turns: raw and Pacer take turns, TCP_TURNS each, and the medians are
     # judged.
     print(f"# tag_bw over TCP (UCX_TLS=tcp), 1 MiB, and pacer-kv-bench over TCP, {TCP_TURNS} turns")
     raw_tcp_runs, tcp_runs = [], []
