@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -92,6 +93,40 @@ TEST(KVMpiTest, TheWaitingThreadReceivesItsReply) {
       kv.Wait(kv.ZPush(keys, vals, {}, 0, [&ran_on] { ran_on = std::this_thread::get_id(); }));
       EXPECT_EQ(ran_on == std::this_thread::get_id(), session.transport_name() == "ucx")
           << "round " << round << " over " << session.transport_name();
+    }
+  }
+  session.Finalize();
+}
+
+// A worker's progress thread stands aside while its callers post and wait, and for a while after
+// (UcxTransport::Side); it must still come back for a request that nobody waits for: its callback
+// runs, on another thread, while the caller only sleeps.
+TEST(KVMpiTest, ARequestNobodyWaitsForCompletes) {
+  Session session(MpiTestConfig());
+  if (session.is_server()) {
+    KVServer<float> server(session);
+    session.Finalize();
+    return;
+  }
+  if (session.is_worker()) {
+    KVWorker<float> kv(session);
+    const std::vector<Key> keys = {Key(session.role_index())};
+    const std::vector<float> vals(16, 1.0f);
+    for (int round = 0; round < 3; ++round) {
+      std::atomic<bool> done{false};
+      std::thread::id ran_on;
+      const int ts = kv.ZPush(keys, vals, {}, 0, [&] {
+        ran_on = std::this_thread::get_id();
+        done.store(true);
+      });
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!done.load() && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      ASSERT_TRUE(done.load()) << "round " << round << " over " << session.transport_name()
+                               << ": no answer in 10 s without a Wait";
+      EXPECT_NE(ran_on, std::this_thread::get_id());
+      kv.Wait(ts);
     }
   }
   session.Finalize();
