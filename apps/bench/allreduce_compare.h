@@ -16,9 +16,8 @@ struct AllreduceFigures {
 
 // Times both ways of summing `bytes` of float gradients per worker over the workers (median of
 // `repeats` runs each, taking turns, each run the slowest worker's time) and checks every sum
-// exactly. Collective over
-// `workers` (the workers' communicator); the gradients are split into `chunk_bytes` keys, each
-// server owning one contiguous region of them.
+// exactly. Collective over `workers` (the workers' communicator); the gradients are split into
+// `chunk_bytes` keys, each server owning one contiguous region of them.
 AllreduceFigures CompareWithAllreduce(Session& session, KVWorker<float>& kv, MPI_Comm workers,
                                       size_t bytes, size_t chunk_bytes, int repeats);
 
