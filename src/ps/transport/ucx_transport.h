@@ -33,13 +33,13 @@ namespace pacer {
 // thread per process, not two. A sending thread posts its send itself when no one else is driving,
 // else queues it for the driver. Throws Error if UCX does not initialize.
 //
-// On a requester (see Side) the progress thread also stays aside for a while after a caller posted
-// or waited: its callers come back to wait for what they sent, and meanwhile a progress thread
-// woken by each acknowledgement would only take the core from them. Over TCP, 1 MiB pushes at
-// window 8 on a 2-core VM: 3,800 against 13,700 context switches a second, and 0.80 against 0.75 of
-// raw UCX's bandwidth (medians of 20 interleaved 1 GiB turns; 0.73 against 0.72 in a set of 12).
-// The price: a caller that posts and does not wait gets its answers (and, over TCP, the rest of a
-// large send) up to kAsideCheck later.
+// On a requester (see Side) the progress thread also stays aside for a while after a caller
+// posted or waited: its callers come back to wait for what they sent, and meanwhile a progress
+// thread woken by each acknowledgement would only take the core from them. Over TCP, 1 MiB pushes
+// at window 8 on a 2-core VM: 13,700 against 3,800 context switches a second, and 0.83 against
+// 0.73 of raw UCX's bandwidth (medians of 20 interleaved turns). The price: a caller that posts
+// and does not wait gets its answers (and, over TCP, the rest of a large send) up to kAsideCheck
+// later.
 //
 // A requester also has a SharedMemoryRing, which the ranks on its host map when the transport
 // starts (SharedMemoryRoutes): its payloads from rndv_threshold to the ring's max_payload() go to
