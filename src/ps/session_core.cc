@@ -70,10 +70,12 @@ std::unique_ptr<Transport> CreateTransport(MPI_Comm comm, const Config& config) 
   try {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
-    const auto side = RoleOfRank(rank, config.servers) == Role::kServer
-                          ? UcxTransport::Side::kResponder
-                          : UcxTransport::Side::kRequester;
-    ucx = std::make_unique<UcxTransport>(ucx_comm, config, side);
+    // Servers send their stored values, pooled on huge pages: the worker reads them. Workers send
+    // their callers' memory: they write it into the server's pooled buffer.
+    const auto rendezvous = RoleOfRank(rank, config.servers) == Role::kServer
+                                ? UcxTransport::Rendezvous::kReceiverReads
+                                : UcxTransport::Rendezvous::kSenderWrites;
+    ucx = std::make_unique<UcxTransport>(ucx_comm, config, rendezvous);
   } catch (const Error& e) {
     why = e.what();
   }

@@ -19,8 +19,7 @@
 namespace pacer {
 namespace {
 
-// How often a progress thread standing aside for a caller looks whether it still drives; on a
-// requester, also how long after a caller left the progress thread stays aside.
+// How often a progress thread standing aside for a waiting thread looks whether it still waits.
 constexpr auto kAsideCheck = std::chrono::microseconds(500);
 
 // The transport the calling thread is driving, if any: its handlers' sends are queued for the
@@ -77,13 +76,12 @@ struct UcxTransport::RndvReceive {
   UcxTransport* transport;
 };
 
-UcxTransport::UcxTransport(MPI_Comm comm, const Config& config, Side side)
+UcxTransport::UcxTransport(MPI_Comm comm, const Config& config, Rendezvous rendezvous)
     : comm_(comm),
       timeout_s_(config.timeout_s),
       rndv_threshold_(static_cast<size_t>(config.rndv_threshold)),
-      describes_(side == Side::kResponder),
-      limiter_(config.max_inflight_bytes),
-      callers_return_(side == Side::kRequester) {
+      describes_(rendezvous == Rendezvous::kReceiverReads),
+      limiter_(config.max_inflight_bytes) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   spin_us_ = std::max(0, config.spin_us);
@@ -91,7 +89,7 @@ UcxTransport::UcxTransport(MPI_Comm comm, const Config& config, Side side)
   ucp_config_t* ucp_config = nullptr;
   Check(ucp_config_read(nullptr, nullptr, &ucp_config), "ucp_config_read");
   if (std::getenv("UCX_RNDV_SCHEME") == nullptr) {
-    const char* scheme = side == Side::kRequester ? "put_zcopy" : "get_zcopy";
+    const char* scheme = rendezvous == Rendezvous::kSenderWrites ? "put_zcopy" : "get_zcopy";
     Check(ucp_config_modify(ucp_config, "RNDV_SCHEME", scheme), "ucp_config_modify");
   }
   // Where every rank shares this host, a second rendezvous rail can only be TCP over loopback:
@@ -121,8 +119,9 @@ UcxTransport::UcxTransport(MPI_Comm comm, const Config& config, Side side)
   Check(ucp_worker_get_efd(worker_, &event_fd_), "ucp_worker_get_efd");
 
   const bool shared_memory = UcxTlsAllowsSharedMemory(std::getenv("UCX_TLS"));
-  const bool ring = side == Side::kRequester && config.shm_ring_bytes > 0 && shared_memory;
-  if (side == Side::kRequester && config.stream_piece_bytes > 0 && !shared_memory) {
+  const bool ring =
+      rendezvous == Rendezvous::kSenderWrites && config.shm_ring_bytes > 0 && shared_memory;
+  if (rendezvous == Rendezvous::kSenderWrites && config.stream_piece_bytes > 0 && !shared_memory) {
     // Whole values of any type: a multiple of 8 bytes.
     stream_piece_bytes_ = std::max<size_t>(8, static_cast<size_t>(config.stream_piece_bytes) & ~7u);
   }
@@ -229,7 +228,6 @@ void UcxTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<B
     if (lock.owns_lock()) {
       DrivingScope scope(this);
       PostQueuedSends();
-      NoteCallerLeft();
       return;
     }
   }
@@ -489,10 +487,10 @@ bool UcxTransport::RunDeferredWork() {
 void UcxTransport::ProgressLoop() {
   IdlePoller poller(std::chrono::microseconds{spin_us_});
   while (!stopping_.load(std::memory_order_relaxed)) {
-    if (CallerDrives()) {
-      // A caller drives. Callers come and go with every request, so they do not wake us when
-      // they leave (a wake-up per request cost more than the hop it saves); we look again soon
-      // instead, in case messages arrive while no one drives.
+    if (waiters_.load() > 0) {
+      // A waiting thread drives. Waiters come and go with every request, so they do not wake us
+      // when they leave (a wake-up per request cost more than the hop it saves); we look again
+      // soon instead, in case messages arrive while no one waits.
       std::this_thread::sleep_for(kAsideCheck);
       continue;
     }
@@ -504,7 +502,7 @@ void UcxTransport::ProgressLoop() {
     if (poller.PollAgain(active)) continue;
     std::unique_lock<std::mutex> lock(progress_mu_);
     sleeping_.store(true);
-    if (CallerDrives() || HasQueuedSends() || ucp_worker_arm(worker_) == UCS_ERR_BUSY) {
+    if (waiters_.load() > 0 || HasQueuedSends() || ucp_worker_arm(worker_) == UCS_ERR_BUSY) {
       sleeping_.store(false);
       continue;
     }
@@ -534,24 +532,8 @@ bool UcxTransport::PollUntil(const std::function<bool()>& done,
     epoll_event ev;
     epoll_wait(epoll_fd_, &ev, 1, /*timeout_ms=*/1);
   }
-  NoteCallerLeft();
   waiters_.fetch_sub(1);
   return true;
-}
-
-bool UcxTransport::CallerDrives() const {
-  if (waiters_.load() > 0) return true;
-  if (!callers_return_) return false;
-  const int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
-  return now - caller_left_ns_.load(std::memory_order_relaxed) <
-         std::chrono::nanoseconds(kAsideCheck).count();
-}
-
-void UcxTransport::NoteCallerLeft() {
-  if (callers_return_) {
-    caller_left_ns_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
-                          std::memory_order_relaxed);
-  }
 }
 
 void UcxTransport::CloseEndpoints() {

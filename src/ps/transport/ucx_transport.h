@@ -33,47 +33,36 @@ namespace pacer {
 // thread per process, not two. A sending thread posts its send itself when no one else is driving,
 // else queues it for the driver. Throws Error if UCX does not initialize.
 //
-// On a requester (see Side) the progress thread also stays aside for a while after a caller
-// posted or waited: its callers come back to wait for what they sent, and meanwhile a progress
-// thread woken by each acknowledgement would only take the core from them. Over TCP, 1 MiB pushes
-// at window 8 on a 2-core VM: 13,700 against 3,800 context switches a second, and 0.83 against
-// 0.73 of raw UCX's bandwidth (medians of 20 interleaved turns). The price: a caller that posts
-// and does not wait gets its answers (and, over TCP, the rest of a large send) up to kAsideCheck
-// later.
+// A rank whose sender writes (kSenderWrites) also has a SharedMemoryRing, which the ranks on its
+// host map when the transport starts (SharedMemoryRoutes): its payloads from rndv_threshold to the
+// ring's max_payload() go to them through the ring, the message carrying only their location
+// (config.shm_ring_bytes; 0, or a UCX_TLS without shared memory, turns it off).
 //
-// A requester also has a SharedMemoryRing, which the ranks on its host map when the transport
-// starts (SharedMemoryRoutes): its payloads from rndv_threshold to the ring's max_payload() go to
-// them through the ring, the message carrying only their location (config.shm_ring_bytes; 0, or a
-// UCX_TLS without shared memory, turns it off).
+// A rank whose receiver reads (kReceiverReads) sends its large payloads to the ranks on its host
+// that can read its memory as descriptions of where they lie; the receiver copies them out with
+// config.read_threads threads and releases them with a small message, on which the send
+// completes. This is UCX's own rendezvous by cross-memory copy, less one round trip and with the
+// copy split over threads. Pulls, window 8, on a 2-core Intel Xeon VM (4 interleaved pairs):
+// 16 MiB 8.5-11.1 against 4.5-5.9 GB/s by UCX; 1 MiB 7.7-14.1 against 6.4-8.8.
 //
-// A responder sends its large payloads to the ranks on its host that can read its memory as
-// descriptions of where they lie; the receiver copies them out with config.read_threads threads and
-// releases them with a small message, on which the send completes. This is UCX's own rendezvous by
-// cross-memory copy, less one round trip and with the copy split over threads. Pulls, window 8, on
-// a 2-core Intel Xeon VM (4 interleaved pairs): 16 MiB 8.5-11.1 against 4.5-5.9 GB/s by UCX; 1 MiB
-// 7.7-14.1 against 6.4-8.8.
-//
-// Over TCP only (a UCX_TLS without shared memory), a requester sends its large payloads in pieces
-// of config.stream_piece_bytes, the first with the header, each an eager active message that UCX
-// hands over from its receive buffer. Where the receiver's PayloadConsumerFactory gives a consumer,
-// it takes the pieces there (a server sums them into its store while they are in cache); else they
-// are copied into place. Pieces of one payload come in order on the endpoint's one lane; a payload
-// missing pieces for timeout_s is dropped (looked for on the passes that find nothing to do).
+// Over TCP only (a UCX_TLS without shared memory), a rank whose sender writes sends its large
+// payloads in pieces of config.stream_piece_bytes, the first with the header, each an eager
+// active message that UCX hands over from its receive buffer. Where the receiver's
+// PayloadConsumerFactory gives a consumer, it takes the pieces there (a server sums them into its
+// store while they are in cache); else they are copied into place. Pieces of one payload come in
+// order on the endpoint's one lane; a payload missing pieces for timeout_s is dropped (looked for
+// on the passes that find nothing to do).
 class UcxTransport : public Transport {
  public:
-  // Which side of requests this rank's callers are on. It decides who drives UCX (above) and how
-  // large payloads move, unless UCX_RNDV_SCHEME says otherwise (the sender's choice decides). A
-  // copy between processes pins the other process's pages, so the side whose buffers lie on huge
-  // pages (a server's pool) should be the other one: a requester's sender writes (UCX put) its
-  // callers' memory into pooled buffers, a responder's receiver reads (get) its pooled values.
+  // How this rank's large payloads move, unless UCX_RNDV_SCHEME says otherwise (the sender's
+  // choice decides). A copy between processes pins the other process's pages, so the side whose
+  // buffers lie on huge pages (a server's pool) should be the other one: kSenderWrites (UCX put)
+  // for callers' memory sent into pooled buffers, kReceiverReads (get) for pooled values.
   // Measured, 1 MiB pulls: 13.5-19 GB/s read by the worker, 7.5-10.7 written by the server.
-  enum class Side {
-    kRequester,  // workers and the scheduler: callers send requests and wait for the answers
-    kResponder,  // servers: shard threads answer and go back to their queues
-  };
+  enum class Rendezvous { kSenderWrites, kReceiverReads };
 
   // Takes ownership of `comm`.
-  UcxTransport(MPI_Comm comm, const Config& config, Side side);
+  UcxTransport(MPI_Comm comm, const Config& config, Rendezvous rendezvous);
   ~UcxTransport() override;
 
   std::string name() const override { return "ucx"; }
@@ -206,10 +195,6 @@ class UcxTransport : public Transport {
   bool RunDeferredWork();
   bool PostQueuedSends();  // returns whether it posted any
   bool HasQueuedSends();
-  // Whether a caller drives now, or on a requester did lately: then the progress thread stays
-  // aside.
-  bool CallerDrives() const;
-  void NoteCallerLeft();
   void CloseEndpoints();
 
   MPI_Comm comm_;
@@ -240,11 +225,9 @@ class UcxTransport : public Transport {
   std::map<std::pair<int, uint64_t>, IncomingStream> streams_;
   std::thread progress_thread_;
   std::atomic<bool> stopping_{false};
-  std::atomic<bool> sleeping_{false};       // the progress thread is (about to be) blocked
-  std::mutex progress_mu_;                  // held by the thread driving UCX
-  std::atomic<int> waiters_{0};             // threads in PollUntil; the progress thread steps aside
-  const bool callers_return_;               // a requester: callers that leave come back soon
-  std::atomic<int64_t> caller_left_ns_{0};  // steady clock; when a caller last posted or waited
+  std::atomic<bool> sleeping_{false};  // the progress thread is (about to be) blocked
+  std::mutex progress_mu_;             // held by the thread driving UCX
+  std::atomic<int> waiters_{0};        // threads in PollUntil; the progress thread steps aside
   bool started_ = false;
   bool stopped_ = false;
 
