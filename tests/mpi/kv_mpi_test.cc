@@ -98,9 +98,9 @@ TEST(KVMpiTest, TheWaitingThreadReceivesItsReply) {
   session.Finalize();
 }
 
-// A worker's progress thread stands aside while its callers post and wait, and for a while after
-// (UcxTransport::Side); it must still come back for a request that nobody waits for: its callback
-// runs, on another thread, while the caller only sleeps.
+// Over UCX the progress thread stands aside while a caller waits and drives; a request that
+// nobody waits for must still be answered: its callback runs, on another thread, while the caller
+// only sleeps (it would not if the progress thread stood aside for a caller that is gone).
 TEST(KVMpiTest, ARequestNobodyWaitsForCompletes) {
   Session session(MpiTestConfig());
   if (session.is_server()) {
