@@ -99,8 +99,10 @@ TEST(KVMpiTest, TheWaitingThreadReceivesItsReply) {
 }
 
 // Over UCX the progress thread stands aside while a caller waits and drives; a request that
-// nobody waits for must still be answered: its callback runs, on another thread, while the caller
-// only sleeps (it would not if the progress thread stood aside for a caller that is gone).
+// nobody waits for must still be answered while the caller only sleeps (it would not be if the
+// progress thread stood aside for a caller that is gone). Where its callback runs is not checked:
+// the thread that finishes a request's last part runs it, and that is the posting thread when its
+// send completes at once but is preempted before it notes so, after the answer came.
 TEST(KVMpiTest, ARequestNobodyWaitsForCompletes) {
   Session session(MpiTestConfig());
   if (session.is_server()) {
@@ -113,19 +115,15 @@ TEST(KVMpiTest, ARequestNobodyWaitsForCompletes) {
     const std::vector<Key> keys = {Key(session.role_index())};
     const std::vector<float> vals(16, 1.0f);
     for (int round = 0; round < 3; ++round) {
-      std::atomic<bool> done{false};
-      std::thread::id ran_on;
-      const int ts = kv.ZPush(keys, vals, {}, 0, [&] {
-        ran_on = std::this_thread::get_id();
-        done.store(true);
-      });
+      // Shared: on a failed round the callback may still run after this scope ends.
+      auto done = std::make_shared<std::atomic<bool>>(false);
+      const int ts = kv.ZPush(keys, vals, {}, 0, [done] { done->store(true); });
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-      while (!done.load() && std::chrono::steady_clock::now() < deadline) {
+      while (!done->load() && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
-      ASSERT_TRUE(done.load()) << "round " << round << " over " << session.transport_name()
-                               << ": no answer in 10 s without a Wait";
-      EXPECT_NE(ran_on, std::this_thread::get_id());
+      ASSERT_TRUE(done->load()) << "round " << round << " over " << session.transport_name()
+                                << ": no answer in 10 s without a Wait";
       kv.Wait(ts);
     }
   }
