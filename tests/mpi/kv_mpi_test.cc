@@ -20,6 +20,14 @@
 namespace pacer {
 namespace {
 
+// On a server rank: serves with the default KVServer<float> until the job ends, and says so.
+bool ServedAsServer(Session& session) {
+  if (!session.is_server()) return false;
+  KVServer<float> server(session);
+  session.Finalize();
+  return true;
+}
+
 TEST(KVMpiTest, SessionRolesFollowRanks) {
   Session session(MpiTestConfig());
   EXPECT_EQ(session.transport_name(), MpiTestConfig().transport);
@@ -105,11 +113,7 @@ TEST(KVMpiTest, TheWaitingThreadReceivesItsReply) {
 // send completes at once but is preempted before it notes so, after the answer came.
 TEST(KVMpiTest, ARequestNobodyWaitsForCompletes) {
   Session session(MpiTestConfig());
-  if (session.is_server()) {
-    KVServer<float> server(session);
-    session.Finalize();
-    return;
-  }
+  if (ServedAsServer(session)) return;
   if (session.is_worker()) {
     KVWorker<float> kv(session);
     const std::vector<Key> keys = {Key(session.role_index())};
@@ -135,11 +139,7 @@ TEST(KVMpiTest, ARequestNobodyWaitsForCompletes) {
 // once a push's Wait returned changes nothing already pushed.
 TEST(KVMpiTest, PushesFromPushMemorySumExactly) {
   Session session(MpiTestConfig());
-  if (session.is_server()) {
-    KVServer<float> server(session);
-    session.Finalize();
-    return;
-  }
+  if (ServedAsServer(session)) return;
   if (session.is_worker()) {
     if (session.transport_name() == "ucx" && MpiTestConfig().shm_ring_bytes > 0 &&
         UcxTlsAllowsSharedMemory(std::getenv("UCX_TLS"))) {
