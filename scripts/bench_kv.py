@@ -107,6 +107,11 @@ def main():
     copied, text = pacer(3, 1, ["--sizes=1048576,16777216", "--window=8", "--ops=push",
                                 "--push_memory=false"])
     print(text, end="")
+    print("# pacer-kv-bench, 1 server + 1 worker, pulls into one buffer per slot "
+          "(--pull_into_one=false)")
+    spread, text = pacer(3, 1, ["--sizes=1048576,16777216", "--window=8", "--ops=pull",
+                                "--pull_into_one=false"])
+    print(text, end="")
     print("# pacer-kv-bench, 2 servers + 2 workers")
     two, text = pacer(5, 2, ["--sizes=1048576", "--window=8", "--ops=push"])
     print(text, end="")
@@ -168,6 +173,15 @@ def main():
         print(f"  {f'push {s // MIB} MiB window 8 (GB/s)':<38} {ours:>9.2f} {bare[s]:>10.2f} "
               f"{ours / bare[s]:>7.2f}  {bare[s] / raw_bw[s]:>13.2f}  {from_heap:>7.2f} "
               f"{from_heap / raw_bw[s]:>8.2f}")
+
+    # tag_bw receives every message into one buffer, as the target rows' pulls land in one; a
+    # buffer per slot is 8 MiB of destination at 1 MiB, in the shared cache instead of the core's.
+    print("\n# pulls into one buffer against one per slot (same run)")
+    print(f"# {'figure':<38} {'one':>9} {'per slot':>10} {'/ tag_bw':>8}")
+    for s in (MIB, 16 * MIB):
+        one, per_slot = find(points, "pull", s, 8)["gbps"], find(spread, "pull", s, 8)["gbps"]
+        print(f"  {f'pull {s // MIB} MiB window 8 (GB/s)':<38} {one:>9.2f} {per_slot:>10.2f} "
+              f"{per_slot / raw_bw[s]:>8.2f}")
     return 1 if missed else 0
 
 

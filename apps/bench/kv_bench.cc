@@ -39,6 +39,9 @@ DEFINE_int32(warmup_ops, 3, "unmeasured operations before each point");
 DEFINE_bool(push_memory, true,
             "push from Session::AllocatePushMemory (servers on this host read it in place); "
             "false: from ordinary memory, which a push to such a server copies");
+DEFINE_bool(pull_into_one, true,
+            "a point's pulls land in one buffer, as tag_bw's receiver receives every message into "
+            "one (pulls of the same values: pull-only points); false: one buffer per slot");
 DEFINE_bool(allreduce_compare, false,
             "also time MPI_Allreduce of --allreduce_bytes per worker against Pacer's push + pull");
 DEFINE_int64(allreduce_bytes, int64_t{100} << 20, "gradient bytes per worker to compare");
@@ -100,13 +103,19 @@ class Runner {
                                                   [](void* p) { delete[] static_cast<float*>(p); });
     const Span<const float> ones(static_cast<float*>(source.get()), values);
     std::fill_n(static_cast<float*>(source.get()), values, 1.0f);
-    std::vector<std::vector<float>> outs(window, std::vector<float>(values));
+    // Pull-only points pull values that do not change, and tag_bw, the reference, receives into
+    // one buffer: where the window's pulls land in one buffer too, the figure compares the
+    // transports. Landing in `window` buffers moves a 1 MiB point's working set from the core's
+    // cache to the shared one (--pull_into_one=false shows what that costs).
+    const bool one_out = op == Op::kPull && FLAGS_pull_into_one;
+    std::vector<std::vector<float>> outs(one_out ? 1 : window, std::vector<float>(values));
+    auto out_of = [&](int slot) -> std::vector<float>& { return outs[one_out ? 0 : slot]; };
     std::vector<int> pushes(window, 0);
     std::vector<int> pending(window, -1);
 
     auto issue = [&](int slot) {
       const std::vector<Key>& k = keys.of(me, slot);
-      Span<float> out(outs[slot].data(), values);
+      Span<float> out(out_of(slot).data(), values);
       switch (op) {
         case Op::kPush:
           ++pushes[slot];
@@ -167,7 +176,7 @@ class Runner {
       if (op == Op::kPull || op == Op::kPushPull) {
         // The last pull of the slot saw every push made before it.
         float expected = float(pushes[slot]);
-        for (float v : outs[slot]) {
+        for (float v : out_of(slot)) {
           if (v != expected) Fail(name + ": a pulled value differs from the number of pushes");
         }
       }
