@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "ps/str_cat.h"
+#include "ps/transport/segment_pieces.h"
 #include "ps/transport/ucx_transport.h"
 
 namespace pacer {
@@ -23,12 +24,15 @@ void UcxTransport::CutIntoPieces(SendContext* ctx) {
   ctx->header.insert(ctx->header.begin(), reinterpret_cast<const uint8_t*>(&token),
                      reinterpret_cast<const uint8_t*>(&token) + sizeof token);
   // Pieces end where fragments do: a piece is one contiguous send, without a gathering copy.
+  // The first rides with the message's header, the others with a PieceHeader.
   uint64_t offset = 0;
   for (const Buffer& f : ctx->fragments) {
-    for (size_t at = 0; at < f.size(); at += stream_piece_bytes_) {
-      const size_t length = std::min(stream_piece_bytes_, f.size() - at);
+    for (size_t at = 0; at < f.size();) {
+      const size_t header = ctx->pieces.empty() ? ctx->header.size() : sizeof(PieceHeader);
+      const size_t length = NextPieceLength(f.size() - at, header, stream_piece_bytes_);
       ctx->pieces.push_back({{token, offset, rank_}, f.data() + at, length});
       offset += length;
+      at += length;
     }
   }
   ctx->events = std::max(1, static_cast<int>(ctx->pieces.size()));  // the header takes the first
