@@ -7,11 +7,11 @@ namespace pacer {
 // Over TCP a streamed payload goes as pieces, one `sendmsg` each, and the kernel ends every
 // `sendmsg` with a segment of its own: a piece of 256 KiB with its headers filled 4 segments of
 // loopback and began a fifth, which carried a few dozen bytes. Each segment costs the whole
-// loopback path (transmit, the receiver's TCP work, a wake-up, an ACK) whatever it carries: on a
-// 2-core Intel Xeon VM, 1 MiB pushes at window 8, 29.4 segments per MiB in 256 KiB pieces made
-// 2.99 GB/s, 23.7 per MiB in pieces that fill whole segments made 3.12 (one run each; over 5
-// interleaved turns, medians 2.46 against 3.95); 64 KiB pieces, 45 against 25 segments per MiB,
-// made 1.49 against 3.61. So pieces are cut to fill whole segments.
+// loopback path (transmit, the receiver's TCP work, a wake-up, an ACK) whatever it carries. On a
+// 2-core Intel Xeon VM, 1 MiB pushes at window 8, segments counted both ways: 256 KiB pieces
+// made 29.4 segments per MiB, pieces that fill 4 whole segments 23.7, and over 5 interleaved
+// turns 2.46 against 3.95 GB/s (medians); 64 KiB pieces made 45 segments per MiB against 25 for
+// pieces that fill one, and 1.49 against 3.76 GB/s (4 turns). So pieces fill whole segments.
 
 // Loopback's TCP segment: IP's 65535-byte packet less the IPv4 and TCP headers and the timestamp
 // option. Every TCP connection between two ranks of one host goes through loopback. Elsewhere
