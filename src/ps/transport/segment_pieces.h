@@ -16,7 +16,7 @@ namespace pacer {
 // Loopback's TCP segment: IP's 65535-byte packet less the IPv4 and TCP headers and the timestamp
 // option. Every TCP connection between two ranks of one host goes through loopback. Elsewhere
 // segments are the network's (1448 bytes at an MTU of 1500): there a piece spans about 180 of
-// them, and a partial one per piece costs under 1%.
+// them, and the partial one it may end with is one segment in 180 (not measured).
 constexpr size_t kLoopbackSegmentBytes = 65483;
 
 // What UCX adds to a piece's own headers on the wire: its active-message headers took 12-19

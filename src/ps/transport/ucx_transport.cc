@@ -122,8 +122,8 @@ UcxTransport::UcxTransport(MPI_Comm comm, const Config& config, Rendezvous rende
   const bool ring =
       rendezvous == Rendezvous::kSenderWrites && config.shm_ring_bytes > 0 && shared_memory;
   if (rendezvous == Rendezvous::kSenderWrites && config.stream_piece_bytes > 0 && !shared_memory) {
-    // Whole values of any type: a multiple of 8 bytes.
-    stream_piece_bytes_ = std::max<size_t>(8, static_cast<size_t>(config.stream_piece_bytes) & ~7u);
+    // NextPieceLength makes whole values of it.
+    stream_piece_bytes_ = static_cast<size_t>(config.stream_piece_bytes);
   }
   shared_memory_ = std::make_unique<SharedMemoryRoutes>(
       rank_, size_, ring ? static_cast<size_t>(config.shm_ring_bytes) : 0,
