@@ -29,7 +29,7 @@ PSLITE_2S2W_GBPS = 3.1  # dmlc/ps-lite over ZMQ, 2 servers + 2 workers, 1 MB pus
 
 def congestion_control():
     """The kernel's TCP congestion control. TCP figures compare only under the same one: on a
-    2-vCPU Xeon VM raw tag_bw at 1 MiB read a median of 4.9 GB/s under BBR against 9.5 under
+    2-vCPU Xeon VM raw tag_bw at 1 MiB read a median of 4.69 GB/s under BBR against 8.78 under
     cubic (docs/PERFORMANCE.md)."""
     try:
         with open("/proc/sys/net/ipv4/tcp_congestion_control") as f:
