@@ -4,8 +4,8 @@
 Absolute figures move +-20% from run to run on these machines; the ratios of figures taken in the
 same run are what this script judges. It runs ucx_perftest between two local processes (shared
 memory, then TCP over loopback), pacer-kv-bench in the configurations of the targets, and prints one
-row per target with our figure, the reference, the ratio and whether the target is met (over TCP,
-the medians of turns taken by raw UCX and Pacer). Exits 1 if any target is missed.
+row per target with our figure, the reference, the ratio and whether the target is met (for the
+bandwidth rows, the medians of turns taken by raw UCX and Pacer). Exits 1 if any target is missed.
 """
 import json
 import os
@@ -24,6 +24,7 @@ TCP = {"UCX_TLS": "tcp", "UCX_NET_DEVICES": "lo"}
 MIB = 1 << 20
 REFERENCE_BYTES = 1 << 30  # what ucx_perftest moves per size (up to 20000 iterations)
 TCP_TURNS = 5
+BW_TURNS = 5  # turns of the shared-memory bandwidth rows; the first is the main table's
 PSLITE_2S2W_GBPS = 3.1  # dmlc/ps-lite over ZMQ, 2 servers + 2 workers, 1 MB push (issue 3)
 
 
@@ -58,6 +59,11 @@ def perftest(test, size, extra_env=None, iters=2000, port=13400):
         raise RuntimeError(f"ucx_perftest {test} {size}: no result\n{out.stdout}\n{out.stderr}")
     finally:
         server.wait(timeout=60)
+
+
+def raw_iters(size):
+    """ucx_perftest iterations moving about REFERENCE_BYTES (100-20000)."""
+    return max(100, min(20000, REFERENCE_BYTES // size))
 
 
 def pacer(ranks, servers, args, extra_env=None):
@@ -99,8 +105,7 @@ def find(points, op, size, window):
 def main():
     sizes = [4096, 65536, MIB, 16 * MIB]
     print("# raw UCX (ucx_perftest, two local processes)")
-    raw_bw = {s: perftest("tag_bw", s, iters=max(100, min(20000, REFERENCE_BYTES // s)))[1]
-              for s in sizes}
+    raw_bw = {s: perftest("tag_bw", s, iters=raw_iters(s))[1] for s in sizes}
     raw_lat, _ = perftest("tag_lat", 4096, iters=20000)
     for s in sizes:
         print(f"#   tag_bw {s:>9} B: {raw_bw[s]:6.2f} GB/s")
@@ -114,6 +119,31 @@ def main():
     points, text = pacer(3, 1, ["--sizes=" + ",".join(map(str, sizes)), "--window=1,8",
                                 "--ops=push,pull,pushpull"])
     print(text, end="")
+    print("# pacer-kv-bench, 2 servers + 2 workers")
+    two, text = pacer(5, 2, ["--sizes=1048576", "--window=8", "--ops=push"])
+    print(text, end="")
+    # From one launch to the next, raw tag_bw at 1 MiB read 9.6-15.2 GB/s within one run here,
+    # Pacer's pulls 9.8-19.3 and 2 servers + 2 workers 3.24-6.9 x ps-lite: one launch is a draw. The
+    # bandwidth rows judge medians of BW_TURNS turns instead, raw and Pacer taking turns as over
+    # TCP; the first turn is the tables above.
+    big = (MIB, 16 * MIB)
+    print(f"# tag_bw and pacer-kv-bench (push, pull) at 1 and 16 MiB, window 8, and 2 servers + "
+          f"2 workers: {BW_TURNS - 1} more turns")
+    raw_turns = {s: [raw_bw[s]] for s in big}
+    bw_turns = {(op, s): [find(points, op, s, 8)["gbps"]] for op in ("push", "pull") for s in big}
+    two_turns = [find(two, "push", MIB, 8)["gbps"]]
+    for _ in range(BW_TURNS - 1):
+        for s in big:
+            raw_turns[s].append(perftest("tag_bw", s, iters=raw_iters(s))[1])
+        turn, _ = pacer(3, 1, ["--sizes=1048576,16777216", "--window=8", "--ops=push,pull"])
+        for (op, s), runs in bw_turns.items():
+            runs.append(find(turn, op, s, 8)["gbps"])
+        turn, _ = pacer(5, 2, ["--sizes=1048576", "--window=8", "--ops=push"])
+        two_turns.append(find(turn, "push", MIB, 8)["gbps"])
+        print("#   tag_bw " + ", ".join(f"{s // MIB} MiB {raw_turns[s][-1]:.2f}" for s in big) +
+              "; pacer " + ", ".join(f"{op} {s // MIB} MiB {runs[-1]:.2f}"
+                                     for (op, s), runs in bw_turns.items()) +
+              f"; 2s+2w {two_turns[-1]:.2f} (GB/s)")
     print("# pacer-kv-bench, 1 server + 1 worker, pushes from ordinary memory (--push_memory=false)")
     copied, text = pacer(3, 1, ["--sizes=1048576,16777216", "--window=8", "--ops=push",
                                 "--push_memory=false"])
@@ -122,9 +152,6 @@ def main():
           "(--pull_into_one=false)")
     spread, text = pacer(3, 1, ["--sizes=1048576,16777216", "--window=8", "--ops=pull",
                                 "--pull_into_one=false"])
-    print(text, end="")
-    print("# pacer-kv-bench, 2 servers + 2 workers")
-    two, text = pacer(5, 2, ["--sizes=1048576", "--window=8", "--ops=push"])
     print(text, end="")
     # Over TCP both sides of either test keep a core busy, and one build's ratio of 1 GiB runs
     # read 0.47-1.01 over 20 turns: raw and Pacer take turns, TCP_TURNS each, and the medians are
@@ -147,16 +174,15 @@ def main():
     pacer_ms = float(line.split("push+pull")[1].split("ms")[0])
 
     rows = []  # (figure, ours, reference, ratio, target text, met)
-    for op in ("push", "pull"):
-        for s in (MIB, 16 * MIB):
-            ours = find(points, op, s, 8)["gbps"]
-            rows.append((f"{op} {s // MIB} MiB window 8 (GB/s)", ours, raw_bw[s], ours / raw_bw[s],
-                         ">= 0.8 x raw tag_bw", ours >= 0.8 * raw_bw[s]))
+    for (op, s), runs in bw_turns.items():
+        ours, ref = statistics.median(runs), statistics.median(raw_turns[s])
+        rows.append((f"{op} {s // MIB} MiB window 8, medians (GB/s)", ours, ref, ours / ref,
+                     ">= 0.8 x raw tag_bw", ours >= 0.8 * ref))
     rtt = find(points, "push", 4096, 1)["p50_us"]
     rows.append(("4 KiB push round trip, median (us)", rtt, raw_lat, rtt / raw_lat, "<= 10 us",
                  rtt <= 10))
-    ours = find(two, "push", MIB, 8)["gbps"]
-    rows.append(("2s+2w 1 MiB push, summed (GB/s)", ours, PSLITE_2S2W_GBPS,
+    ours = statistics.median(two_turns)
+    rows.append(("2s+2w 1 MiB push, summed, median (GB/s)", ours, PSLITE_2S2W_GBPS,
                  ours / PSLITE_2S2W_GBPS, ">= 3 x ps-lite", ours >= 3 * PSLITE_2S2W_GBPS))
     rows.append(("TCP 1 MiB push, medians (GB/s)", tcp_gbps, raw_tcp, tcp_gbps / raw_tcp,
                  ">= 0.8 x raw tcp", tcp_gbps >= 0.8 * raw_tcp))
