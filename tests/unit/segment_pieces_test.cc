@@ -52,7 +52,8 @@ TEST(SegmentPiecesTest, AFragmentWithinAPieceGoesWhole) {
   EXPECT_EQ(Cut(1000, 90, 262144), (std::vector<size_t>{1000}));
 }
 
-TEST(SegmentPiecesTest, TargetsBelowASegmentAreKeptAsTheyAre) {
+// Below a segment a target is only rounded down to whole values.
+TEST(SegmentPiecesTest, TargetsBelowASegmentRoundToWholeValues) {
   EXPECT_EQ(Cut(100, kPieceHeader, 32), (std::vector<size_t>{32, 32, 32, 4}));
   EXPECT_EQ(Cut(100, kPieceHeader, 30), (std::vector<size_t>{24, 24, 24, 24, 4}));
 }
@@ -62,7 +63,8 @@ TEST(SegmentPiecesTest, TargetsBelowASegmentAreKeptAsTheyAre) {
 TEST(SegmentPiecesTest, TargetsRoundDownToWholeSegments) {
   const size_t two = (2 * kSegment - kPieceHeader - kUcxWireHeaderBytes) & ~size_t{7};
   EXPECT_EQ(NextPieceLength(size_t{1} << 20, kPieceHeader, 2 * kSegment + 60000), two);
-  EXPECT_EQ(NextPieceLength(size_t{1} << 20, kPieceHeader, kSegment), (kSegment - 88) & ~size_t{7});
+  EXPECT_EQ(NextPieceLength(size_t{1} << 20, kPieceHeader, kSegment),
+            (kSegment - kPieceHeader - kUcxWireHeaderBytes) & ~size_t{7});
 }
 
 }  // namespace
