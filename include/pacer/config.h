@@ -42,9 +42,10 @@ struct Config {
   // shared memory), they go as pieces of about this many bytes, which the server sums into its
   // store straight from UCX's receive buffer, in cache, instead of receiving the whole payload
   // first. From one loopback TCP segment (65483 bytes) up, a piece with its headers fills whole
-  // segments, and the last piece of a key's values may take up to a segment more. 0: UCX rendezvous
-  // instead.
-  int64_t stream_piece_bytes = int64_t{256} << 10;
+  // segments, and the last piece of a key's values may take up to a segment more. -1: by the
+  // kernel's TCP congestion control, one segment under BBR (which paces), 256 KiB under any other.
+  // 0: UCX rendezvous instead.
+  int64_t stream_piece_bytes = -1;
   // --spin_us: how long a progress thread (and a Wait) polls before it blocks; -1 chooses 500 on
   // servers and 50 elsewhere where this host's servers and workers fit its cores, else 0 (spinning
   // on a full host starves the thread that is waited for).

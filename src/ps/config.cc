@@ -62,7 +62,8 @@ DEFINE_int32(read_threads, pacer::EnvInt("PACER_READ_THREADS", pacer::kDefaults.
              "threads that copy a large payload out of a server's memory on this host; 0 = off");
 DEFINE_int64(stream_piece_bytes,
              pacer::EnvInt64("PACER_STREAM_PIECE_BYTES", pacer::kDefaults.stream_piece_bytes),
-             "a worker's large payloads over TCP go as pieces of this many bytes; 0 = off");
+             "a worker's large payloads over TCP go as pieces of this many bytes; -1 = by the "
+             "kernel's TCP congestion control, 0 = off");
 DEFINE_int32(spin_us, pacer::EnvInt("PACER_SPIN_US", pacer::kDefaults.spin_us),
              "microseconds the progress thread polls before blocking; -1 chooses");
 

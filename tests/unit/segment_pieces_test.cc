@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <fstream>
+#include <string>
 #include <vector>
 
 namespace pacer {
@@ -65,6 +68,30 @@ TEST(SegmentPiecesTest, TargetsRoundDownToWholeSegments) {
   EXPECT_EQ(NextPieceLength(size_t{1} << 20, kPieceHeader, 2 * kSegment + 60000), two);
   EXPECT_EQ(NextPieceLength(size_t{1} << 20, kPieceHeader, kSegment),
             (kSegment - kPieceHeader - kUcxWireHeaderBytes) & ~size_t{7});
+}
+
+// Where the caller leaves the piece to Pacer: one segment under BBR, 4 under any other.
+TEST(SegmentPiecesTest, TheDefaultTargetFollowsTheCongestionControl) {
+  EXPECT_EQ(StreamPieceTarget("bbr"), kSegment);
+  EXPECT_EQ(StreamPieceTarget("cubic"), size_t{256} << 10);
+  EXPECT_EQ(StreamPieceTarget(""), size_t{256} << 10);
+  // Under BBR a 1 MiB payload goes as pieces that each fill one segment with their headers, the
+  // last taking the tail.
+  const std::vector<size_t> lengths = Cut(size_t{1} << 20, 90, StreamPieceTarget("bbr"));
+  ASSERT_EQ(lengths.size(), 16u);
+  const size_t piece = (kSegment - kPieceHeader - kUcxWireHeaderBytes) & ~size_t{7};
+  for (size_t i = 1; i + 1 < lengths.size(); ++i) EXPECT_EQ(lengths[i], piece) << "piece " << i;
+  EXPECT_LE(lengths.back(), piece + kSegment);
+}
+
+// The congestion control is read from the kernel, as a name (this machine's, whatever it is).
+TEST(SegmentPiecesTest, TheKernelNamesItsCongestionControl) {
+  if (!std::ifstream("/proc/sys/net/ipv4/tcp_congestion_control")) {
+    GTEST_SKIP() << "this kernel does not say";
+  }
+  const std::string name = KernelTcpCongestionControl();
+  ASSERT_FALSE(name.empty());
+  for (char c : name) EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || c == '_') << name;
 }
 
 }  // namespace

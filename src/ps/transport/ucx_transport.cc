@@ -15,6 +15,7 @@
 #include "ps/spin_policy.h"
 #include "ps/split.h"
 #include "ps/str_cat.h"
+#include "ps/transport/segment_pieces.h"
 
 namespace pacer {
 namespace {
@@ -30,6 +31,22 @@ class DrivingScope {
  public:
   explicit DrivingScope(const UcxTransport* transport) { driving = transport; }
   ~DrivingScope() { driving = nullptr; }
+};
+
+// Counts the calling thread in `count` for the scope's life; counts nothing where `count` is null.
+class CountedScope {
+ public:
+  explicit CountedScope(std::atomic<int>* count) : count_(count) {
+    if (count_ != nullptr) count_->fetch_add(1);
+  }
+  ~CountedScope() {
+    if (count_ != nullptr) count_->fetch_sub(1);
+  }
+  CountedScope(const CountedScope&) = delete;
+  CountedScope& operator=(const CountedScope&) = delete;
+
+ private:
+  std::atomic<int>* count_;
 };
 
 void Check(ucs_status_t status, const char* what) {
@@ -121,9 +138,11 @@ UcxTransport::UcxTransport(MPI_Comm comm, const Config& config, Rendezvous rende
   const bool shared_memory = UcxTlsAllowsSharedMemory(std::getenv("UCX_TLS"));
   const bool ring =
       rendezvous == Rendezvous::kSenderWrites && config.shm_ring_bytes > 0 && shared_memory;
-  if (rendezvous == Rendezvous::kSenderWrites && config.stream_piece_bytes > 0 && !shared_memory) {
+  if (rendezvous == Rendezvous::kSenderWrites && config.stream_piece_bytes != 0 && !shared_memory) {
     // NextPieceLength makes whole values of it.
-    stream_piece_bytes_ = static_cast<size_t>(config.stream_piece_bytes);
+    stream_piece_bytes_ = config.stream_piece_bytes > 0
+                              ? static_cast<size_t>(config.stream_piece_bytes)
+                              : StreamPieceTarget(KernelTcpCongestionControl());
   }
   shared_memory_ = std::make_unique<SharedMemoryRoutes>(
       rank_, size_, ring ? static_cast<size_t>(config.shm_ring_bytes) : 0,
@@ -224,6 +243,7 @@ void UcxTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<B
     queued_sends_.push_back(ctx);
   }
   if (driving != this && started_ && !stopping_.load()) {
+    CountedScope driver(stream_piece_bytes_ > 0 ? &drivers_ : nullptr);  // see the class comment
     std::unique_lock<std::mutex> lock(progress_mu_, std::try_to_lock);
     if (lock.owns_lock()) {
       DrivingScope scope(this);
@@ -487,10 +507,11 @@ bool UcxTransport::RunDeferredWork() {
 void UcxTransport::ProgressLoop() {
   IdlePoller poller(std::chrono::microseconds{spin_us_});
   while (!stopping_.load(std::memory_order_relaxed)) {
-    if (waiters_.load() > 0) {
-      // A waiting thread drives. Waiters come and go with every request, so they do not wake us
-      // when they leave (a wake-up per request cost more than the hop it saves); we look again
-      // soon instead, in case messages arrive while no one waits.
+    if (drivers_.load() > 0 && !HasQueuedSends()) {
+      // A caller drives. Callers come and go with every request, so they do not wake us when
+      // they leave (a wake-up per request cost more than the hop it saves); we look again soon
+      // instead, in case messages arrive while no one drives. A send queued while a poster was
+      // counted, but did not get to drive, is ours to post.
       std::this_thread::sleep_for(kAsideCheck);
       continue;
     }
@@ -502,7 +523,7 @@ void UcxTransport::ProgressLoop() {
     if (poller.PollAgain(active)) continue;
     std::unique_lock<std::mutex> lock(progress_mu_);
     sleeping_.store(true);
-    if (waiters_.load() > 0 || HasQueuedSends() || ucp_worker_arm(worker_) == UCS_ERR_BUSY) {
+    if (drivers_.load() > 0 || HasQueuedSends() || ucp_worker_arm(worker_) == UCS_ERR_BUSY) {
       sleeping_.store(false);
       continue;
     }
@@ -517,7 +538,7 @@ bool UcxTransport::PollUntil(const std::function<bool()>& done,
                              std::chrono::steady_clock::time_point deadline,
                              std::chrono::microseconds spin) {
   if (driving == this || !started_ || stopping_.load()) return false;
-  waiters_.fetch_add(1);
+  CountedScope driver(&drivers_);
   IdlePoller poller(spin);
   while (!done() && !stopping_.load() && std::chrono::steady_clock::now() < deadline) {
     std::unique_lock<std::mutex> lock(progress_mu_);
@@ -532,7 +553,6 @@ bool UcxTransport::PollUntil(const std::function<bool()>& done,
     epoll_event ev;
     epoll_wait(epoll_fd_, &ev, 1, /*timeout_ms=*/1);
   }
-  waiters_.fetch_sub(1);
   return true;
 }
 
