@@ -37,11 +37,11 @@ size_t NextPieceLength(size_t remaining, size_t header_bytes, size_t target);
 // TCP congestion control (`congestion_control`, as /proc/sys/net/ipv4/tcp_congestion_control names
 // it): one segment under BBR, which paces a socket's segments out, and 256 KiB (4 segments) under
 // any other. On a 2-core AMD EPYC VM, loopback, pushes at window 8, medians of 10-20 interleaved
-// 1 GiB turns per sitting: under BBR, 1 MiB pushes in one-segment pieces read 3.85-4.26 GB/s
-// against 3.26-3.93 in 4-segment ones over six sittings (faster in 14 of 16 and 14 of 20 turns
+// 1 GiB turns per sitting: under BBR, 1 MiB pushes in one-segment pieces read 3.85-4.45 GB/s
+// against 3.26-4.05 in 4-segment ones over six sittings (faster in 14 of 20 and 11 of 16 turns
 // where counted), 4 MiB pushes were faster in 8 of 10 turns, 16 MiB ones 3-14% slower. Under
-// cubic, which does not pace, one-segment pieces were 13-23% slower (in every turn of two
-// sittings, and in 8 of 10 of a third).
+// cubic, which does not pace, one-segment pieces were 13-23% slower (in every turn of three
+// sittings, and in 8 of 10 of a fourth).
 size_t StreamPieceTarget(const std::string& congestion_control);
 
 // The kernel's TCP congestion control for new connections, or "" where it cannot be read.
