@@ -74,7 +74,7 @@ TEST(SegmentPiecesTest, TargetsRoundDownToWholeSegments) {
 TEST(SegmentPiecesTest, TheDefaultTargetFollowsTheCongestionControl) {
   EXPECT_EQ(StreamPieceTarget("bbr"), kSegment);
   EXPECT_EQ(StreamPieceTarget("cubic"), size_t{256} << 10);
-  EXPECT_EQ(StreamPieceTarget(""), size_t{256} << 10);
+  EXPECT_EQ(StreamPieceTarget(""), kUnpacedPieceTarget);
   // Under BBR a 1 MiB payload goes as pieces that each fill one segment with their headers, the
   // last taking the tail.
   const std::vector<size_t> lengths = Cut(size_t{1} << 20, 90, StreamPieceTarget("bbr"));

@@ -15,7 +15,7 @@ size_t NextPieceLength(size_t remaining, size_t header_bytes, size_t target) {
 }
 
 size_t StreamPieceTarget(const std::string& congestion_control) {
-  return congestion_control == "bbr" ? kLoopbackSegmentBytes : size_t{256} << 10;
+  return congestion_control == "bbr" ? kLoopbackSegmentBytes : kUnpacedPieceTarget;
 }
 
 std::string KernelTcpCongestionControl() {

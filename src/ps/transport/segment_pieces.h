@@ -33,6 +33,9 @@ constexpr size_t kUcxWireHeaderBytes = 64;
 // remains when it is at most a segment more than a piece.
 size_t NextPieceLength(size_t remaining, size_t header_bytes, size_t target);
 
+// The piece target under a congestion control that does not pace (4 loopback segments' worth).
+constexpr size_t kUnpacedPieceTarget = size_t{256} << 10;
+
 // The piece target where the caller leaves it to Pacer (--stream_piece_bytes=-1), by the kernel's
 // TCP congestion control (`congestion_control`, as /proc/sys/net/ipv4/tcp_congestion_control names
 // it): one segment under BBR, which paces a socket's segments out, and 256 KiB (4 segments) under
