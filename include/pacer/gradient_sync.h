@@ -11,6 +11,8 @@
 
 namespace pacer {
 
+class WorkerIterations;  // what a GradientSync runs (src/worker/worker_iterations.h)
+
 // What one iteration cost a worker, from BeginIteration to EndIteration. The scheduler receives
 // it too (telemetry, and --metrics).
 struct IterationStats {
@@ -132,10 +134,8 @@ class GradientSync {
   double weight() const;
   const IterationStats& last_iteration() const;
 
-  class Impl;
-
  private:
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<WorkerIterations> iterations_;
 };
 
 }  // namespace pacer

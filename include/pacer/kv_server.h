@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pacer/detail/kv_server_core.h"
+#include "pacer/detail/sharded_server.h"
 #include "pacer/error.h"
 #include "pacer/kv_pairs.h"
 #include "pacer/reducer.h"
@@ -50,36 +50,37 @@ class KVServer {
 
   KVServer(Session& session, Handler handler, int app_id = 0)
       : handler_(std::move(handler)),
-        core_(session, app_id, sizeof(T),
-              [this](const RequestMeta& meta, const detail::RequestData& data) {
-                Handle(meta, data);
-              }) {
-    stores_.resize(core_.num_shards());
+        sharded_(session, app_id, sizeof(T),
+                 [this](const RequestMeta& meta, const detail::RequestData& data) {
+                   Handle(meta, data);
+                 }) {
+    stores_.resize(sharded_.num_shards());
     if constexpr (std::is_same_v<T, float>) {
       if (!handler_) {
-        core_.SetInPlaceSum([this](int shard, const Key* keys, size_t n,
-                                   const std::vector<size_t>& lengths,
-                                   std::vector<float*>* targets) {
+        sharded_.SetInPlaceSum([this](int shard, const Key* keys, size_t n,
+                                      const std::vector<size_t>& lengths,
+                                      std::vector<float*>* targets) {
           return StoredTargets(shard, keys, n, lengths, targets);
         });
       }
     }
-    core_.Start();  // only now may requests reach Handle
+    sharded_.Start();  // only now may requests reach Handle
   }
 
   void Response(const RequestMeta& meta, KVPairs<T> res = {}) {
     std::vector<Buffer> vals;
     if (!res.vals.empty()) vals.push_back(Buffer::FromVector(std::move(res.vals)));
-    core_.Respond(meta, Buffer::FromVector(std::move(res.keys)), std::move(vals),
-                  Buffer::FromVector(std::move(res.lens)));
+    sharded_.Respond(meta, Buffer::FromVector(std::move(res.keys)), std::move(vals),
+                     Buffer::FromVector(std::move(res.lens)));
   }
   void ResponseError(const RequestMeta& meta, const std::string& error) {
-    core_.RespondError(meta, error);
+    sharded_.RespondError(meta, error);
   }
-  int num_shards() const { return core_.num_shards(); }
+  int num_shards() const { return sharded_.num_shards(); }
   // How many pushes were summed into the store as their values arrived, piece by piece (float
-  // values, this default handler, a worker streaming over TCP; see Config::stream_piece_bytes).
-  int64_t pushes_summed_in_place() const { return core_.pushes_summed_in_place(); }
+  // values, this default handler, a worker streaming over TCP; see
+  // TransportTuning::stream_piece_bytes).
+  int64_t pushes_summed_in_place() const { return sharded_.pushes_summed_in_place(); }
 
  private:
   void Handle(const RequestMeta& meta, const detail::RequestData& data) {
@@ -105,7 +106,7 @@ class KVServer {
   Values NewValues(size_t size) {
     uint8_t* out = nullptr;
     Values v;
-    v.buffer = core_.Allocate(size * sizeof(T), &out);
+    v.buffer = sharded_.Allocate(size * sizeof(T), &out);
     v.data = reinterpret_cast<T*>(out);
     v.size = size;
     return v;
@@ -135,7 +136,7 @@ class KVServer {
         if (it != store.end() && it->second.size != req.length(i)) {
           std::ostringstream s;
           s << "key " << req.keys[i] << ": rank " << meta.sender << " pushed " << req.length(i)
-            << " values, but server rank " << core_.rank() << " holds " << it->second.size;
+            << " values, but server rank " << sharded_.rank() << " holds " << it->second.size;
           throw Error(s.str());
         }
       }
@@ -145,7 +146,7 @@ class KVServer {
         auto [it, inserted] = store.try_emplace(req.keys[i]);
         Values& stored = it->second;
         if (inserted) {
-          core_.AddKeys(1);
+          sharded_.AddKeys(1);
           stored = NewValues(len);
           std::copy_n(v, len, stored.data);
         } else if (!stored.shared()) {
@@ -159,7 +160,7 @@ class KVServer {
       }
     }
     if (!meta.pull) {
-      core_.Respond(meta, Buffer(), {}, Buffer());
+      sharded_.Respond(meta, Buffer(), {}, Buffer());
       return;
     }
     std::vector<Buffer> vals;
@@ -169,20 +170,20 @@ class KVServer {
       if (it == store.end()) {
         std::ostringstream s;
         s << "key " << req.keys[i] << " was never pushed (pull from rank " << meta.sender
-          << ", server rank " << core_.rank() << ")";
+          << ", server rank " << sharded_.rank() << ")";
         throw Error(s.str());
       }
       vals.push_back(it->second.buffer);
       lens.push_back(static_cast<int>(it->second.size));
     }
-    core_.Respond(meta, req.data.keys, std::move(vals), Buffer::FromVector(std::move(lens)));
+    sharded_.Respond(meta, req.data.keys, std::move(vals), Buffer::FromVector(std::move(lens)));
   }
 
   // dst = a + b; dst may be a (in place), never b. Floats go by AddFloats; other types a plain
   // loop.
   void Add(T* dst, const T* a, const T* b, size_t n) {
     if constexpr (std::is_same_v<T, float>) {
-      AddFloats(core_.reducer(), dst, a, b, n);
+      AddFloats(sharded_.reducer(), dst, a, b, n);
     } else {
       for (size_t j = 0; j < n; ++j) dst[j] = a[j] + b[j];
     }
@@ -190,7 +191,7 @@ class KVServer {
 
   Handler handler_;
   std::vector<std::unordered_map<Key, Values>> stores_;  // one per shard
-  detail::KVServerCore core_;
+  detail::ShardedServer sharded_;
 };
 
 }  // namespace pacer

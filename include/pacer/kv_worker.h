@@ -6,7 +6,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "pacer/detail/kv_client_core.h"
+#include "pacer/detail/routed_client.h"
 #include "pacer/error.h"
 #include "pacer/kv_pairs.h"
 #include "pacer/session.h"
@@ -27,19 +27,19 @@ class KVWorker {
  public:
   using Callback = std::function<void()>;
 
-  explicit KVWorker(Session& session, int app_id = 0) : core_(session, app_id, sizeof(T)) {}
+  explicit KVWorker(Session& session, int app_id = 0) : client_(session, app_id, sizeof(T)) {}
 
   // Copies keys and values: the caller may reuse its vectors at once.
   int Push(const std::vector<Key>& keys, const std::vector<T>& vals,
            const std::vector<int>& lens = {}, int cmd = 0, Callback cb = nullptr) {
-    return core_.Submit(
+    return client_.Submit(
         {detail::Operation::kPush, Copy(keys), Copy(vals), Copy(lens), {}, std::move(cb), cmd, {}});
   }
 
   // Zero-copy: keys, vals and lens must stay valid and unchanged until Wait returns.
   int ZPush(Span<const Key> keys, Span<const T> vals, Span<const int> lens = {}, int cmd = 0,
             Callback cb = nullptr) {
-    return core_.Submit(
+    return client_.Submit(
         {detail::Operation::kPush, View(keys), View(vals), View(lens), {}, std::move(cb), cmd, {}});
   }
 
@@ -49,20 +49,20 @@ class KVWorker {
   int PushSum(const std::vector<Key>& keys, const std::vector<Span<const T>>& local_vals,
               const std::vector<int>& lens = {}, int cmd = 0, Callback cb = nullptr) {
     static_assert(std::is_same_v<T, float>, "PushSum sums float values");
-    return core_.Submit({detail::Operation::kPush,
-                         Copy(keys),
-                         core_.SumOf(local_vals),
-                         Copy(lens),
-                         {},
-                         std::move(cb),
-                         cmd,
-                         {}});
+    return client_.Submit({detail::Operation::kPush,
+                           Copy(keys),
+                           client_.SumOf(local_vals),
+                           Copy(lens),
+                           {},
+                           std::move(cb),
+                           cmd,
+                           {}});
   }
 
   // Pulls into *vals (resized to fit) and, if given, the per-key counts into *lens.
   int Pull(const std::vector<Key>& keys, std::vector<T>* vals, std::vector<int>* lens = nullptr,
            int cmd = 0, Callback cb = nullptr) {
-    return core_.Submit(
+    return client_.Submit(
         {detail::Operation::kPull, Copy(keys), {}, {}, Into(vals, lens), std::move(cb), cmd, {}});
   }
 
@@ -70,50 +70,50 @@ class KVWorker {
   // vals must stay valid until Wait returns. If lens is non-empty it receives the per-key counts.
   int ZPull(Span<const Key> keys, Span<T> vals, Span<int> lens = {}, int cmd = 0,
             Callback cb = nullptr) {
-    return core_.Submit(
+    return client_.Submit(
         {detail::Operation::kPull, View(keys), {}, {}, Into(vals, lens), std::move(cb), cmd, {}});
   }
 
   // Pushes vals, then pulls the updated values of the same keys into *outs, in one round trip.
   int PushPull(const std::vector<Key>& keys, const std::vector<T>& vals, std::vector<T>* outs,
                const std::vector<int>& lens = {}, int cmd = 0, Callback cb = nullptr) {
-    return core_.Submit({detail::Operation::kPushPull,
-                         Copy(keys),
-                         Copy(vals),
-                         Copy(lens),
-                         Into(outs, nullptr),
-                         std::move(cb),
-                         cmd,
-                         {}});
+    return client_.Submit({detail::Operation::kPushPull,
+                           Copy(keys),
+                           Copy(vals),
+                           Copy(lens),
+                           Into(outs, nullptr),
+                           std::move(cb),
+                           cmd,
+                           {}});
   }
 
   // Zero-copy PushPull: every span must stay valid until Wait returns.
   int ZPushPull(Span<const Key> keys, Span<const T> vals, Span<T> outs, Span<const int> lens = {},
                 int cmd = 0, Callback cb = nullptr) {
-    return core_.Submit({detail::Operation::kPushPull,
-                         View(keys),
-                         View(vals),
-                         View(lens),
-                         Into(outs, Span<int>()),
-                         std::move(cb),
-                         cmd,
-                         {}});
+    return client_.Submit({detail::Operation::kPushPull,
+                           View(keys),
+                           View(vals),
+                           View(lens),
+                           Into(outs, Span<int>()),
+                           std::move(cb),
+                           cmd,
+                           {}});
   }
 
   // Blocks until the request finished; throws Error if it failed, TimeoutError after the
   // session's timeout_s. A request that timed out is abandoned: its callback never runs, but a
   // pull's values already on their way may still land in its destination, so keep that memory
   // until the session ends (or reuse it) rather than freeing it.
-  void Wait(int timestamp) { core_.Wait(timestamp); }
+  void Wait(int timestamp) { client_.Wait(timestamp); }
   // Returns false if the request is still running after `timeout`; throws Error if it failed.
   bool Wait(int timestamp, std::chrono::milliseconds timeout) {
-    return core_.Wait(timestamp, timeout);
+    return client_.Wait(timestamp, timeout);
   }
 
  private:
   template <typename U>
   Buffer Copy(const std::vector<U>& v) {
-    return core_.Copy(v.data(), v.size() * sizeof(U));
+    return client_.Copy(v.data(), v.size() * sizeof(U));
   }
   template <typename U>
   static Buffer View(Span<U> s) {
@@ -147,7 +147,7 @@ class KVWorker {
     return d;
   }
 
-  detail::KVClientCore core_;
+  detail::RoutedClient client_;
 };
 
 }  // namespace pacer

@@ -8,6 +8,8 @@
 
 namespace pacer {
 
+class MigrationCoordinator;  // the scheduler's side of a move (src/scheduler/)
+
 // The scheduler's handle on key placement (SAS, STRAGGLERS.md section 3). Keys live in ranges
 // (num_ranges of them, a fixed cut of the hashed key space); each range has one owner server.
 // MoveRange gives a range to another server while training goes on: the owner freezes it, sends
@@ -17,8 +19,6 @@ namespace pacer {
 class MigrationControl {
  public:
   explicit MigrationControl(Session& session, int app_id = 0);  // on the scheduler
-  // For the scheduler's own policies (see src/scheduler/).
-  explicit MigrationControl(SessionCore& session, int app_id = 0);
   ~MigrationControl();
   MigrationControl(const MigrationControl&) = delete;
   MigrationControl& operator=(const MigrationControl&) = delete;
@@ -45,10 +45,8 @@ class MigrationControl {
   // Makes a MoveRange that waits, and every later one, throw Error at once (a job ending).
   void Cancel();
 
-  struct State;
-
  private:
-  std::shared_ptr<State> state_;
+  std::unique_ptr<MigrationCoordinator> coordinator_;
 };
 
 }  // namespace pacer

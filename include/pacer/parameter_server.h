@@ -9,6 +9,8 @@
 
 namespace pacer {
 
+class ParameterShards;  // a server's parameters and their synchronization (src/ps/server/)
+
 // The server side of GradientSync: holds the parameters and optimizer state of the keys this
 // server owns and applies the job's synchronization rule (--sync) and optimizer (--optimizer) to
 // the workers' gradients. Construct one on every server rank, then call session.Finalize(): it
@@ -40,10 +42,8 @@ class ParameterServer {
   // Every key this server holds, consistent with the requests handled so far.
   std::map<Key, KeyStats> Keys();
 
-  class Impl;
-
  private:
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<ParameterShards> shards_;
 };
 
 }  // namespace pacer

@@ -10,9 +10,7 @@
 
 namespace pacer {
 
-class SessionCore;
-class Monitor;
-class TaskAuthority;
+class Node;  // what a Session is inside (src/ps/node/node.h)
 
 // One node of a Pacer job. Constructing a Session joins the job: it initializes MPI if the program
 // has not (an existing training code may have), assigns this rank its role (rank 0 scheduler,
@@ -22,8 +20,9 @@ class TaskAuthority;
 class Session {
  public:
   explicit Session(const Config& config);
-  // For tests and embedders that bring their own transport (see src/ps/session_core.h).
-  explicit Session(std::unique_ptr<SessionCore> core);
+  // A session over a node that Pacer's own code joined another way (its tests run every rank of
+  // a job as a thread of one process).
+  explicit Session(std::unique_ptr<Node> node);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -64,12 +63,11 @@ class Session {
   // Servers and the scheduler typically call it right away and serve until the workers finish.
   void Finalize();
 
-  SessionCore& core() { return *core_; }
-
  private:
-  std::unique_ptr<SessionCore> core_;
-  std::unique_ptr<Monitor> monitor_;               // the scheduler's: telemetry, detection, metrics
-  std::unique_ptr<TaskAuthority> task_authority_;  // the scheduler's: Falcon's task grants
+  friend inline Node& NodeOf(Session& session);
+  friend inline const Node& NodeOf(const Session& session);
+
+  std::unique_ptr<Node> node_;
 };
 
 }  // namespace pacer

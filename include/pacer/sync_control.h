@@ -8,6 +8,8 @@
 
 namespace pacer {
 
+class ModeSwitchCoordinator;  // the scheduler's side of a switch (src/scheduler/)
+
 // The scheduler's handle on the servers' synchronization mode. Switch changes it for the whole
 // job at one iteration boundary, in two phases: every server reports the first clock it has not
 // seen (holding pushes from there on), then all switch from the highest of those clocks T. Updates
@@ -25,10 +27,8 @@ class SyncControl {
   // epsp (chosen at start), TimeoutError after timeout_s.
   int64_t Switch(const SyncMode& mode);
 
-  struct State;
-
  private:
-  std::shared_ptr<State> state_;
+  std::unique_ptr<ModeSwitchCoordinator> coordinator_;
 };
 
 }  // namespace pacer

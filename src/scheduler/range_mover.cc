@@ -4,8 +4,8 @@
 
 namespace pacer {
 
-RangeMover::RangeMover(SessionCore& session, Done done)
-    : control_(session), done_(std::move(done)), thread_([this] { Run(); }) {}
+RangeMover::RangeMover(Node& node, Done done)
+    : control_(node, /*app_id=*/0), done_(std::move(done)), thread_([this] { Run(); }) {}
 
 RangeMover::~RangeMover() {
   {

@@ -8,7 +8,8 @@
 #include <thread>
 
 #include "pacer/migration_control.h"
-#include "ps/session_core.h"
+#include "ps/node/node.h"
+#include "scheduler/migration_coordinator.h"
 
 namespace pacer {
 
@@ -26,7 +27,7 @@ class RangeMover {
   };
   using Done = std::function<void(const Order&, const MigrationControl::Move&)>;
 
-  RangeMover(SessionCore& session, Done done);
+  RangeMover(Node& node, Done done);
   ~RangeMover();
   RangeMover(const RangeMover&) = delete;
   RangeMover& operator=(const RangeMover&) = delete;
@@ -35,12 +36,12 @@ class RangeMover {
   // No move waits or runs.
   bool idle();
   // The placement the scheduler knows (moves finished so far).
-  MigrationControl& control() { return control_; }
+  MigrationCoordinator& control() { return control_; }
 
  private:
   void Run();
 
-  MigrationControl control_;
+  MigrationCoordinator control_;
   Done done_;
   std::mutex mu_;
   std::condition_variable ready_;

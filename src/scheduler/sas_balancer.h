@@ -4,7 +4,7 @@
 #include <deque>
 #include <vector>
 
-#include "ps/telemetry.h"
+#include "ps/messages/telemetry.h"
 #include "straggler/sas_policy.h"
 
 namespace pacer {

@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/str_cat.h"
 #include "pacer/sync_mode.h"
-#include "ps/str_cat.h"
 #include "straggler/elastic_parallelism.h"
 #include "straggler/task_projection.h"
 
@@ -21,31 +21,31 @@ int EpspStaleness(const Config& config) {
 
 }  // namespace
 
-TaskAuthority::TaskAuthority(SessionCore& session)
-    : session_(session),
-      staleness_(EpspStaleness(session.config())),
-      asked_(session.num_workers(), 0),
-      task_seconds_(session.num_workers()) {
-  session_.SetTaskSink([this](Message&& msg) { OnRequest(std::move(msg)); });
+TaskAuthority::TaskAuthority(Node& node)
+    : node_(node),
+      staleness_(EpspStaleness(node.config())),
+      asked_(node.roles().num_workers(), 0),
+      task_seconds_(node.roles().num_workers()) {
+  node_.dispatcher().Take(proto::TASK, [this](Message&& msg) { OnRequest(std::move(msg)); });
 }
 
-TaskAuthority::~TaskAuthority() { session_.SetTaskSink(nullptr); }
+TaskAuthority::~TaskAuthority() { node_.dispatcher().Take(proto::TASK, nullptr); }
 
 void TaskAuthority::OnRequest(Message&& msg) {
   const proto::Meta& request = msg.meta;
-  const int worker = request.sender() - 1 - session_.num_servers();
+  const int worker = node_.roles().IndexOf(request.sender());
   Answer answer;
   try {
-    if (session_.RoleOf(request.sender()) != Role::kWorker) {
+    if (node_.roles().RoleOf(request.sender()) != Role::kWorker) {
       throw std::invalid_argument(StrCat("rank ", request.sender(), " is not a worker"));
     }
     std::lock_guard<std::mutex> lock(mu_);
     answer = Serve(worker, request);
   } catch (const std::exception& e) {  // a bad request, or one too large to hold
-    session_.RejectRequest(request, e.what());
+    node_.cluster().Reject(request, e.what());
     return;
   }
-  Message reply = session_.ReplyTo(request);
+  Message reply = ReplyTo(request, node_.rank());
   reply.meta.set_task_share(answer.share);
   reply.meta.set_task_deferred(answer.deferred);
   if (answer.grant) {
@@ -53,7 +53,7 @@ void TaskAuthority::OnRequest(Message&& msg) {
     reply.meta.set_task_owner(answer.grant->owner);
     reply.meta.set_task_clock(answer.grant_clock);
   }
-  session_.transport().Send(request.sender(), reply, nullptr);
+  node_.transport().Send(request.sender(), reply, nullptr);
 }
 
 TaskAuthority::Answer TaskAuthority::Serve(int worker, const proto::Meta& request) {
@@ -146,7 +146,7 @@ void TaskAuthority::RecordDone(int worker, const proto::Meta& request) {
 TaskAuthority::Iteration& TaskAuthority::Open(int worker, const proto::Meta& request) {
   auto it = iterations_.find(request.clock());
   if (it == iterations_.end()) {
-    const int workers = session_.num_workers();
+    const int workers = node_.roles().num_workers();
     std::vector<double> capacity(workers);
     for (int w = 0; w < workers; ++w) capacity[w] = Capacity(w);
     const std::vector<int64_t> shares = straggler::ElasticShares(

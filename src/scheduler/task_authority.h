@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "ps/session_core.h"
+#include "ps/node/node.h"
 #include "straggler/task_ledger.h"
 #include "straggler/task_projection.h"
 
@@ -33,7 +33,7 @@ namespace pacer {
 // forgotten once it and every one before it had all their tasks done.
 class TaskAuthority {
  public:
-  explicit TaskAuthority(SessionCore& session);  // on the scheduler
+  explicit TaskAuthority(Node& node);  // on the scheduler
   ~TaskAuthority();
   TaskAuthority(const TaskAuthority&) = delete;
   TaskAuthority& operator=(const TaskAuthority&) = delete;
@@ -83,7 +83,7 @@ class TaskAuthority {
 
   static constexpr int64_t kMaxTasksPerWorker = 1 << 16;
 
-  SessionCore& session_;
+  Node& node_;
   const int staleness_;  // the job's EPSP bound
   int app_id_ = -1;      // the GradientSync using tasks: the first to ask
   std::mutex mu_;

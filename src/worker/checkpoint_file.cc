@@ -6,9 +6,9 @@
 #include <fstream>
 #include <iterator>
 
+#include "common/byte_stream.h"
+#include "common/str_cat.h"
 #include "pacer/error.h"
-#include "ps/byte_stream.h"
-#include "ps/str_cat.h"
 
 namespace pacer {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "pacer/detail/kv_client_core.h"
+#include "pacer/detail/routed_client.h"
 #include "worker/tensor_layout.h"
 
 namespace pacer {
@@ -42,7 +42,7 @@ class KeyRequests {
     std::chrono::steady_clock::time_point first_push_sent, last_push_acked, last_pull_done;
   };
 
-  KeyRequests(detail::KVClientCore& kv, const TensorLayout& layout, int credit)
+  KeyRequests(detail::RoutedClient& kv, const TensorLayout& layout, int credit)
       : kv_(kv), layout_(layout), credit_(credit) {}
 
   // One state per unit of the layout, its staging buffers sized.
@@ -75,7 +75,7 @@ class KeyRequests {
   void Await(int u, int ts);
   bool AnyQueued() const;
 
-  detail::KVClientCore& kv_;
+  detail::RoutedClient& kv_;
   const TensorLayout& layout_;
   const int credit_;
   std::vector<KeyState> states_;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ps/str_cat.h"
+#include "common/str_cat.h"
 
 namespace pacer {
 

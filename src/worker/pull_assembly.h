@@ -6,8 +6,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pacer/detail/kv_client_core.h"
-#include "ps/message.h"
+#include "pacer/detail/routed_client.h"
+#include "ps/messages/message.h"
 
 namespace pacer {
 

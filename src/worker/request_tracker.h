@@ -8,7 +8,7 @@
 #include <mutex>
 #include <string>
 
-#include "ps/spin_policy.h"
+#include "common/spin_policy.h"
 
 namespace pacer {
 

@@ -1,14 +1,14 @@
 #include "worker/task_client.h"
 
+#include "common/str_cat.h"
 #include "pacer/error.h"
-#include "ps/str_cat.h"
 
 namespace pacer {
 
-TaskClient::TaskClient(SessionCore& session, int app_id)
-    : session_(session), app_id_(app_id), channel_(session) {
-  if (session.role() != Role::kWorker) {
-    throw Error(StrCat("rank ", session.rank(), " is a ", RoleName(session.role()),
+TaskClient::TaskClient(Node& node, int app_id)
+    : node_(node), app_id_(app_id), channel_(node.dispatcher(), node.config().timeout_s) {
+  if (node.role() != Role::kWorker) {
+    throw Error(StrCat("rank ", node.rank(), " is a ", RoleName(node.role()),
                        ": only workers ask for tasks"));
   }
 }
@@ -17,7 +17,7 @@ void TaskClient::Send(int64_t clock, int64_t tasks_per_worker, int64_t task_limi
                       const std::optional<Done>& done, bool prefetch) {
   Message request;
   request.meta.set_command(proto::TASK);
-  request.meta.set_sender(session_.rank());
+  request.meta.set_sender(node_.rank());
   request.meta.set_client_id(channel_.client_id());
   request.meta.set_request_id(channel_.Begin(1));
   request.meta.set_clock(clock);
@@ -31,7 +31,7 @@ void TaskClient::Send(int64_t clock, int64_t tasks_per_worker, int64_t task_limi
     request.meta.set_task_seconds(done->seconds);
   }
   clock_ = clock;
-  session_.transport().Send(0, request, nullptr);
+  node_.transport().Send(0, request, nullptr);
 }
 
 TaskClient::Answer TaskClient::Receive() {

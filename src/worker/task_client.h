@@ -4,8 +4,8 @@
 #include <optional>
 
 #include "pacer/task.h"
-#include "ps/control_channel.h"
-#include "ps/session_core.h"
+#include "ps/cluster/control_channel.h"
+#include "ps/node/node.h"
 
 namespace pacer {
 
@@ -14,7 +14,7 @@ namespace pacer {
 class TaskClient {
  public:
   // On a worker; `app_id`: the GradientSync's, whose tasks these are.
-  explicit TaskClient(SessionCore& session, int app_id = 0);
+  explicit TaskClient(Node& node, int app_id = 0);
 
   struct Done {
     int64_t clock;
@@ -41,7 +41,7 @@ class TaskClient {
   }
 
  private:
-  SessionCore& session_;
+  Node& node_;
   const int app_id_;
   ControlChannel channel_;
   int64_t clock_ = 0;  // of the request in flight

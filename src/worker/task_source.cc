@@ -1,14 +1,13 @@
 #include "worker/task_source.h"
 
+#include "common/str_cat.h"
 #include "pacer/error.h"
 #include "pacer/sync_mode.h"
-#include "ps/str_cat.h"
 
 namespace pacer {
 
-TaskSource::TaskSource(SessionCore& session, int app_id, int64_t tasks_per_worker,
-                       int64_t task_limit)
-    : session_(session),
+TaskSource::TaskSource(Node& node, int app_id, int64_t tasks_per_worker, int64_t task_limit)
+    : node_(node),
       tasks_per_worker_(tasks_per_worker),
       task_limit_(task_limit == 0 ? 2 * tasks_per_worker : task_limit) {
   if (tasks_per_worker <= 0 || task_limit_ < tasks_per_worker) {
@@ -16,8 +15,8 @@ TaskSource::TaskSource(SessionCore& session, int app_id, int64_t tasks_per_worke
                        "): expected at least one task per worker and a limit of at least as "
                        "many (0: twice as many)"));
   }
-  if (SyncMode::Parse(session.config().sync).kind == SyncMode::Kind::kEpsp) {
-    client_ = std::make_unique<TaskClient>(session, app_id);
+  if (SyncMode::Parse(node.config().sync).kind == SyncMode::Kind::kEpsp) {
+    client_ = std::make_unique<TaskClient>(node, app_id);
   }
 }
 
@@ -40,7 +39,7 @@ std::optional<Task> TaskSource::Next(double previous_s) {
   if (client_) {
     task = Granted(previous_s);
   } else if (computed_ < tasks_per_worker_) {
-    const int me = session_.role_index();
+    const int me = node_.cluster().role_index();
     task = Task{clock_, me * tasks_per_worker_ + computed_, me};
   }
   previous_ = task;
@@ -49,7 +48,7 @@ std::optional<Task> TaskSource::Next(double previous_s) {
     return std::nullopt;
   }
   ++computed_;
-  if (task->owner != session_.role_index()) ++transferred_;
+  if (task->owner != node_.cluster().role_index()) ++transferred_;
   return task;
 }
 
@@ -74,7 +73,7 @@ std::optional<Task> TaskSource::Granted(double previous_s) {
     if (first) share_ = answer.share;
   }
   // A pioneer with a straggler's task asks again once done: a prefetch would be deferred.
-  const bool own = answer.task && answer.task->owner == session_.role_index();
+  const bool own = answer.task && answer.task->owner == node_.cluster().role_index();
   if (own || !answer.task) {
     prefetch_clock_ = own ? clock_ : clock_ + 1;
     client_->Send(prefetch_clock_, tasks_per_worker_, task_limit_, done, /*prefetch=*/true);

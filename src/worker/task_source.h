@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "pacer/task.h"
-#include "ps/session_core.h"
+#include "ps/node/node.h"
 #include "worker/task_client.h"
 
 namespace pacer {
@@ -18,7 +18,7 @@ namespace pacer {
 class TaskSource {
  public:
   // `task_limit`: the most tasks one worker gets (its node's limit); 0: twice tasks_per_worker.
-  TaskSource(SessionCore& session, int app_id, int64_t tasks_per_worker, int64_t task_limit);
+  TaskSource(Node& node, int app_id, int64_t tasks_per_worker, int64_t task_limit);
 
   void Begin(int64_t clock);
   // The next task for this worker in the iteration begun, or none when nothing is left for it.
@@ -35,7 +35,7 @@ class TaskSource {
  private:
   std::optional<Task> Granted(double previous_s);
 
-  SessionCore& session_;
+  Node& node_;
   const int64_t tasks_per_worker_, task_limit_;
   std::unique_ptr<TaskClient> client_;  // under epsp
   int64_t clock_ = 0;

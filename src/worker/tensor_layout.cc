@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "common/str_cat.h"
 #include "pacer/error.h"
-#include "ps/str_cat.h"
 
 namespace pacer {
 

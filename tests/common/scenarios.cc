@@ -9,7 +9,7 @@
 #include "kv_pattern.h"
 #include "pacer/kv_server.h"
 #include "pacer/kv_worker.h"
-#include "ps/session_core.h"
+#include "ps/node/node.h"
 
 namespace pacer {
 namespace testing {
@@ -174,14 +174,14 @@ namespace {
 // Captures the responses a server sends to a client id of our own.
 class ResponseCatcher {
  public:
-  explicit ResponseCatcher(SessionCore& core) : core_(core) {
-    id_ = core.AttachClient([this](Message&& msg) {
+  explicit ResponseCatcher(Dispatcher& dispatcher) : dispatcher_(dispatcher) {
+    id_ = dispatcher.AttachClient([this](Message&& msg) {
       std::lock_guard<std::mutex> lock(mu_);
       errors_.push_back(msg.meta.error());
       cv_.notify_all();
     });
   }
-  ~ResponseCatcher() { core_.DetachClient(id_); }
+  ~ResponseCatcher() { dispatcher_.DetachClient(id_); }
   int id() const { return id_; }
   std::string Next() {
     std::unique_lock<std::mutex> lock(mu_);
@@ -194,7 +194,7 @@ class ResponseCatcher {
   }
 
  private:
-  SessionCore& core_;
+  Dispatcher& dispatcher_;
   int id_;
   std::mutex mu_;
   std::condition_variable cv_;
@@ -218,13 +218,13 @@ Message RawPush(const Session& session, int client, std::vector<Key> keys,
 
 void MalformedPeerMessages(Session& session) {
   if (ServeIfServer<float>(session)) return;
-  SessionCore& core = session.core();
-  Transport& transport = core.transport();
+  Node& node = NodeOf(session);
+  Transport& transport = node.transport();
   KVWorker<float> kv(session);
   const Key k7 = OwnKey(session, 7);
   const int server = 1 + session.ServerOfKey(k7);
   kv.Wait(kv.Push({k7}, {1.5f}));
-  ResponseCatcher catcher(core);
+  ResponseCatcher catcher(node.dispatcher());
 
   // Semantically bad requests get an error response naming what is wrong.
   transport.Send(server, RawPush(session, catcher.id(), {k7 + 2, k7}, {1, 2}), nullptr);

@@ -7,9 +7,9 @@
 
 #include <numeric>
 
-#include "ps/message.h"
-#include "ps/request_validation.h"
-#include "ps/routing.h"
+#include "ps/messages/message.h"
+#include "ps/messages/request_validation.h"
+#include "ps/routing/router.h"
 #include "ps/server/range_load_counter.h"
 #include "worker/request_tracker.h"
 

@@ -14,8 +14,8 @@
 #include "pacer/kv_server.h"
 #include "pacer/kv_worker.h"
 #include "pacer/session.h"
-#include "ps/session_core.h"
-#include "ps/transport/ucx_transport.h"
+#include "ps/node/node.h"
+#include "ps/transport/ucx/ucx_transport.h"
 
 namespace pacer {
 namespace {
@@ -141,9 +141,9 @@ TEST(KVMpiTest, PushesFromPushMemorySumExactly) {
   Session session(MpiTestConfig());
   if (ServedAsServer(session)) return;
   if (session.is_worker()) {
-    if (session.transport_name() == "ucx" && MpiTestConfig().shm_ring_bytes > 0 &&
+    if (session.transport_name() == "ucx" && MpiTestConfig().tuning.shm_ring_bytes > 0 &&
         UcxTlsAllowsSharedMemory(std::getenv("UCX_TLS"))) {
-      EXPECT_NE(session.core().transport().LendSharedMemory(64), nullptr)
+      EXPECT_NE(NodeOf(session).transport().LendSharedMemory(64), nullptr)
           << "UCX on one host lends shared memory";
     }
     KVWorker<float> kv(session);
@@ -175,7 +175,7 @@ TEST(KVMpiTest, PushesFromPushMemorySumExactly) {
 TEST(KVMpiTest, StreamedPushesSumExactly) {
   Session session(MpiTestConfig());
   const bool streams = session.transport_name() == "ucx" &&
-                       MpiTestConfig().stream_piece_bytes != 0 &&
+                       MpiTestConfig().tuning.stream_piece_bytes != 0 &&
                        !UcxTlsAllowsSharedMemory(std::getenv("UCX_TLS"));
   if (session.is_server()) {
     KVServer<float> server(session);

@@ -12,7 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "ps/transport/shared_memory_routes.h"
+#include "ps/bootstrap/mpi_bootstrap.h"
+#include "ps/transport/ucx/shared_memory_routes.h"
 
 namespace pacer {
 namespace {
@@ -28,7 +29,8 @@ TEST(SharedMemoryMpiTest, EachRankReadsThePayloadItsNeighbourWrote) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   SharedMemoryRoutes routes(rank, size, 1 << 20, /*read_threads=*/0);
-  routes.Connect(MPI_COMM_WORLD);
+  MpiBootstrap bootstrap;
+  routes.Connect(bootstrap, std::chrono::seconds(60));
   const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
   const std::vector<uint8_t> mine = PayloadOf(rank);
   EXPECT_FALSE(routes.Write(rank, {Buffer(mine.data(), mine.size())}, mine.size()))
@@ -64,7 +66,8 @@ TEST(SharedMemoryMpiTest, EachRankCopiesThePayloadItsNeighbourDescribed) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   SharedMemoryRoutes routes(rank, size, 0, /*read_threads=*/3);
-  routes.Connect(MPI_COMM_WORLD);
+  MpiBootstrap bootstrap;
+  routes.Connect(bootstrap, std::chrono::seconds(60));
   const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
   EXPECT_TRUE(routes.ReadsOurs(next));
   EXPECT_FALSE(routes.ReadsOurs(rank));
@@ -79,7 +82,7 @@ TEST(SharedMemoryMpiTest, EachRankCopiesThePayloadItsNeighbourDescribed) {
     fragments.emplace_back(p.data(), p.size());
     total += p.size();
   }
-  const std::vector<uint8_t> mine = SharedMemoryRoutes::Describe(rank + 100, fragments);
+  const std::vector<uint8_t> mine = routes.Describe(rank + 100, fragments);
   std::vector<uint8_t> theirs(mine.size());
   MPI_Sendrecv(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, next, 0, theirs.data(),
                static_cast<int>(theirs.size()), MPI_BYTE, prev, 0, MPI_COMM_WORLD,
@@ -88,8 +91,8 @@ TEST(SharedMemoryMpiTest, EachRankCopiesThePayloadItsNeighbourDescribed) {
   std::vector<uint8_t> out(total);
   uint64_t token = 0;
   std::string error;
-  ASSERT_TRUE(
-      routes.ReadDescribed(prev, theirs.data(), theirs.size(), total, out.data(), &token, &error))
+  ASSERT_TRUE(routes.ReadDescribed(
+      prev, theirs.data(), theirs.size(), total, [&] { return out.data(); }, &token, &error))
       << error;
   EXPECT_EQ(token, static_cast<uint64_t>(prev + 100));
   std::vector<uint8_t> expected = PayloadOf(prev), second = PayloadOf(prev + 1);
@@ -98,24 +101,30 @@ TEST(SharedMemoryMpiTest, EachRankCopiesThePayloadItsNeighbourDescribed) {
   EXPECT_TRUE(out == expected);
 
   const std::string p = std::to_string(prev);
-  EXPECT_FALSE(routes.ReadDescribed(prev, theirs.data(), theirs.size(), total + 1, out.data(),
-                                    &token, &error));
+  EXPECT_FALSE(routes.ReadDescribed(
+      prev, theirs.data(), theirs.size(), total + 1, [&] { return out.data(); }, &token, &error));
   EXPECT_EQ(error, "rank " + p + " described a payload of " + std::to_string(total) +
                        " bytes, but its header declares " + std::to_string(total + 1));
-  EXPECT_FALSE(routes.ReadDescribed(prev, theirs.data(), 12, total, out.data(), &token, &error));
+  EXPECT_FALSE(routes.ReadDescribed(
+      prev, theirs.data(), 12, total, [&] { return out.data(); }, &token, &error));
   EXPECT_EQ(error, "rank " + p + " sent a payload description of 12 bytes");
   EXPECT_EQ(token, 0u);
   // A description of memory the sender does not have: the reader says so, with the token kept
   // so that the payload can still be released.
-  std::vector<uint64_t> unmapped = {7, 4096, 100};
-  EXPECT_FALSE(routes.ReadDescribed(prev, unmapped.data(), unmapped.size() * 8, 100, out.data(),
-                                    &token, &error));
+  std::vector<uint64_t> unmapped = {7, static_cast<uint64_t>(prev), 4096, 100};
+  EXPECT_FALSE(routes.ReadDescribed(
+      prev, unmapped.data(), unmapped.size() * 8, 100, [&] { return out.data(); }, &token, &error));
   EXPECT_EQ(token, 7u);
   int64_t pid = getpid();
   std::vector<int64_t> pids(size);
   MPI_Allgather(&pid, 1, MPI_INT64_T, pids.data(), 1, MPI_INT64_T, MPI_COMM_WORLD);
   EXPECT_EQ(error, "rank " + p + "'s payload of 100 bytes: reading 100 bytes of process " +
                        std::to_string(pids[prev]) + " at 0x1000: Bad address");
+  // One that names another rank than the one it came from.
+  std::vector<uint64_t> misnamed = {8, static_cast<uint64_t>(rank), 4096, 100};
+  EXPECT_FALSE(routes.ReadDescribed(
+      prev, misnamed.data(), misnamed.size() * 8, 100, [&] { return out.data(); }, &token, &error));
+  EXPECT_EQ(error, "rank " + p + " sent a payload description of rank " + std::to_string(rank));
   MPI_Barrier(MPI_COMM_WORLD);  // every reader is done before the payloads go
 }
 

@@ -1,11 +1,11 @@
-#include "ps/buffer_pool.h"
+#include "common/buffer_pool.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
 
-#include "ps/huge_pages.h"
+#include "common/huge_pages.h"
 
 namespace pacer {
 namespace {

@@ -1,6 +1,6 @@
 // Records that carry key state between servers: counted, then written into memory of that size;
 // read back with every length checked.
-#include "ps/byte_stream.h"
+#include "common/byte_stream.h"
 
 #include <gtest/gtest.h>
 

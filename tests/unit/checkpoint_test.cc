@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "../common/in_process_job.h"
 #include "../common/training.h"
-#include "local_job.h"
 #include "pacer/error.h"
 #include "pacer/gradient_sync.h"
 #include "pacer/parameter_server.h"
@@ -56,7 +56,7 @@ std::vector<float> Train(const std::string& mode, const Segment& segment) {
   const bool tasks = mode != "bsp";
   std::vector<float> result;
   std::mutex mu;
-  RunLocalJob(2, workers, CheckpointConfig(mode), [&](Session& session) {
+  testing::RunInProcessJob(2, workers, CheckpointConfig(mode), [&](Session& session) {
     if (session.is_server()) {
       ParameterServer server(session);
       session.Barrier(kAllNodes);

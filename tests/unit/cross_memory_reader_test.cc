@@ -1,6 +1,6 @@
 // CrossMemoryReader: a copy split over threads lands exactly, however its pieces fall across the
 // ranges, and unreadable memory is reported, not copied.
-#include "ps/transport/cross_memory_reader.h"
+#include "ps/transport/ucx/cross_memory_reader.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,5 +1,6 @@
-// GradientSync and the ParameterServer with every rank a thread (LocalTransport): every mode
-// trains, mode switches lose nothing, and the API's misuse gets clear errors.
+// GradientSync and the ParameterServer with every rank a thread: every mode trains (over
+// LocalTransport and over UcxTransport), mode switches lose nothing, and the API's misuse gets
+// clear errors.
 #include "pacer/gradient_sync.h"
 
 #include <gtest/gtest.h>
@@ -7,9 +8,10 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <tuple>
 
+#include "../common/in_process_job.h"
 #include "../common/training.h"
-#include "local_job.h"
 #include "pacer/error.h"
 #include "pacer/kv_worker.h"
 #include "pacer/parameter_server.h"
@@ -47,20 +49,24 @@ class LocalGather {
   int arrived_ = 0, generation_ = 0;
 };
 
-void TrainInProcess(const testing::TrainingCase& c, int servers, int workers) {
+void TrainInProcess(const testing::TrainingCase& c, int servers, int workers,
+                    testing::InProcessTransport transport = testing::InProcessTransport::kLocal) {
   const Config config = testing::TrainingConfig(Config(), c);
   LocalGather gather(workers);
   std::mutex mu;
   std::map<Key, std::vector<int>> owners;  // key -> the servers that hold it at the end
-  RunLocalJob(servers, workers, config, [&](Session& session) {
-    testing::TrainSoftmax(
-        session, c.options,
-        [&](const std::vector<double>& mine) { return gather(session.role_index(), mine); },
-        [&](int server, const std::vector<Key>& keys) {
-          std::lock_guard<std::mutex> lock(mu);
-          for (Key key : keys) owners[key].push_back(server);
-        });
-  });
+  testing::RunInProcessJob(
+      servers, workers, config,
+      [&](Session& session) {
+        testing::TrainSoftmax(
+            session, c.options,
+            [&](const std::vector<double>& mine) { return gather(session.role_index(), mine); },
+            [&](int server, const std::vector<Key>& keys) {
+              std::lock_guard<std::mutex> lock(mu);
+              for (Key key : keys) owners[key].push_back(server);
+            });
+      },
+      transport);
   // The model's weights lie on 4 keys (64-byte partitions), the biases and counter on one; the
   // task counters take many more.
   if (c.options.tasks_per_worker == 0) {
@@ -72,16 +78,24 @@ void TrainInProcess(const testing::TrainingCase& c, int servers, int workers) {
   }
 }
 
-class GradientSyncTrainingTest : public ::testing::TestWithParam<testing::TrainingCase> {};
+class GradientSyncTrainingTest
+    : public ::testing::TestWithParam<
+          std::tuple<testing::TrainingCase, testing::InProcessTransport>> {};
 
 TEST_P(GradientSyncTrainingTest, InProcess) {
-  const testing::TrainingCase& c = GetParam();
-  TrainInProcess(c, 2, c.options.switch_to.empty() ? 3 : 2);
+  const auto& [c, transport] = GetParam();
+  TrainInProcess(c, 2, c.options.switch_to.empty() ? 3 : 2, transport);
 }
 
-INSTANTIATE_TEST_SUITE_P(Softmax, GradientSyncTrainingTest,
-                         ::testing::ValuesIn(testing::TrainingCases()),
-                         [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(
+    Softmax, GradientSyncTrainingTest,
+    ::testing::Combine(::testing::ValuesIn(testing::TrainingCases()),
+                       ::testing::Values(testing::InProcessTransport::kLocal,
+                                         testing::InProcessTransport::kUcxSharedMemory,
+                                         testing::InProcessTransport::kUcxTcp)),
+    [](const auto& info) {
+      return std::get<0>(info.param).name + "_" + testing::NameOf(std::get<1>(info.param));
+    });
 
 // A redirect storm: ranges move back to back while 4 workers train on 3 servers, so requests meet
 // redirects and held ranges all the time. Nothing deadlocks; every key applies every gradient
@@ -100,7 +114,7 @@ TEST(MigrationStormTest, LosesNoUpdate) {
 TEST(GradientSyncTest, MisuseGetsClearErrors) {
   Config config;
   config.partition_bytes = 16;
-  RunLocalJob(1, 1, config, [](Session& session) {
+  testing::RunInProcessJob(1, 1, config, [](Session& session) {
     if (session.is_server()) {
       ParameterServer server(session);
       session.Barrier(kAllNodes);

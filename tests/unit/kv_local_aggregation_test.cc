@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "local_job.h"
+#include "../common/in_process_job.h"
 #include "pacer/kv_server.h"
 #include "pacer/kv_worker.h"
 
@@ -24,7 +24,7 @@ TEST_P(LocalAggregationTest, PushSumOfLocalBuffersReachesTheServersExactly) {
   const std::vector<int> lens = {5, 200003, 1};  // the large key spans reducer threads
   size_t total = 0;
   for (int l : lens) total += l;
-  RunLocalJob(2, kWorkers, config, [&](Session& session) {
+  testing::RunInProcessJob(2, kWorkers, config, [&](Session& session) {
     if (session.is_server()) {
       KVServer<float> server(session);
       session.Finalize();

@@ -1,4 +1,4 @@
-#include "ps/message.h"
+#include "ps/messages/message.h"
 
 #include <gtest/gtest.h>
 

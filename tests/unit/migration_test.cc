@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "local_job.h"
+#include "../common/in_process_job.h"
 #include "pacer/error.h"
 #include "pacer/gradient_sync.h"
 #include "pacer/migration_control.h"
 #include "pacer/parameter_server.h"
-#include "ps/routing.h"
-#include "ps/session_core.h"
+#include "ps/node/node.h"
+#include "ps/routing/router.h"
 
 namespace pacer {
 namespace {
@@ -29,17 +29,18 @@ std::string ErrorOf(const std::function<void()>& f) {
 // A MIGRATE order sent by a rank that is not the scheduler; returns the server's answer.
 std::string MigrateFromWorker(Session& session, int range) {
   std::promise<std::string> answer;
-  SessionCore& core = session.core();
-  const int client = core.AttachClient([&](Message&& msg) { answer.set_value(msg.meta.error()); });
+  Node& node = NodeOf(session);
+  const int client =
+      node.dispatcher().AttachClient([&](Message&& msg) { answer.set_value(msg.meta.error()); });
   Message order;
   order.meta.set_command(proto::MIGRATE);
   order.meta.set_sender(session.rank());
   order.meta.set_client_id(client);
   order.meta.set_range(range);
   order.meta.set_target(1);
-  core.transport().Send(SessionCore::ServerRank(0), order, nullptr);
+  node.transport().Send(Roles::ServerRank(0), order, nullptr);
   std::string error = answer.get_future().get();
-  core.DetachClient(client);
+  node.dispatcher().DetachClient(client);
   return error;
 }
 
@@ -47,7 +48,7 @@ TEST(MigrationTest, BadOrdersAreRefusedAndTheJobGoesOn) {
   Config config;
   config.servers = 2;
   config.optimizer = "sgd:lr=0.5";
-  RunLocalJob(2, 1, config, [](Session& session) {
+  testing::RunInProcessJob(2, 1, config, [](Session& session) {
     const int scheduler_and_worker = kSchedulerGroup | kWorkerGroup;
     if (session.is_server()) {
       ParameterServer server(session);
@@ -112,11 +113,11 @@ TEST(MigrationTest, QueuedPushesOfAMovingRangeAreAppliedBeforeItLeaves) {
   config.inject = {"server:0:rate=20MB/s"};
   config.timeout_s = 20;  // a lost push fails the test in seconds
   const int scheduler_and_workers = kSchedulerGroup | kWorkerGroup;
-  RunLocalJob(2, kWorkers, config, [&](Session& session) {
+  testing::RunInProcessJob(2, kWorkers, config, [&](Session& session) {
     if (session.is_server()) {
       ParameterServer server(session);
       session.Barrier(kAllNodes);
-      if (session.core().routing()->ServerOf(0) == session.rank() - 1) {
+      if (NodeOf(session).routing().current()->ServerOf(0) == session.role_index()) {
         const ParameterServer::KeyStats stats = server.Keys().at(0);
         EXPECT_EQ(stats.applied, kWorkers) << "on the new owner, server " << session.rank() - 1;
       }

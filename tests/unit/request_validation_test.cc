@@ -1,4 +1,4 @@
-#include "ps/request_validation.h"
+#include "ps/messages/request_validation.h"
 
 #include <gtest/gtest.h>
 

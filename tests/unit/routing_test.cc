@@ -1,5 +1,3 @@
-#include "ps/routing.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +8,7 @@
 #include <vector>
 
 #include "pacer/error.h"
+#include "ps/routing/router.h"
 
 namespace pacer {
 namespace {

@@ -1,4 +1,4 @@
-#include "ps/transport/segment_pieces.h"
+#include "ps/transport/ucx/segment_pieces.h"
 
 #include <gtest/gtest.h>
 

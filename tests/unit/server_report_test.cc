@@ -9,13 +9,13 @@
 #include <thread>
 #include <vector>
 
-#include "local_job.h"
+#include "../common/in_process_job.h"
 #include "pacer/gradient_sync.h"
 #include "pacer/parameter_server.h"
-#include "ps/routing.h"
+#include "ps/messages/telemetry.h"
+#include "ps/node/node.h"
+#include "ps/routing/router.h"
 #include "ps/server/range_load_counter.h"
-#include "ps/session_core.h"
-#include "ps/telemetry.h"
 
 namespace pacer {
 namespace {
@@ -34,14 +34,18 @@ Totals TrainAndCollect(const Config& config, int iterations) {
   constexpr int64_t kInitialPushes = 1;  // GradientSync registers a tensor by pushing its values
   std::mutex mu;
   Totals totals;
-  RunLocalJob(1, 1, config, [&](Session& session) {
+  testing::RunInProcessJob(1, 1, config, [&](Session& session) {
     if (session.is_server()) {
       ParameterServer server(session);
       session.Barrier(kAllNodes);
       return;
     }
     if (!session.is_worker()) {
-      session.core().SetReportSinks(nullptr, [&](int, const ServerReport& r) {
+      // In place of the scheduler's own intake of server reports.
+      NodeOf(session).dispatcher().Take(proto::SERVER_REPORT, [&](Message&& msg) {
+        ServerReport r;
+        std::string error;
+        ASSERT_TRUE(DecodeReport(msg.vals_buffer(), &r, &error)) << error;
         std::lock_guard<std::mutex> lock(mu);
         totals.service_s += r.service_s;
         totals.bytes_in += r.bytes_in;

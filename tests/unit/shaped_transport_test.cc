@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "local_job.h"
+#include "../common/in_process_job.h"
 #include "pacer/kv_server.h"
 #include "pacer/kv_worker.h"
 
@@ -21,7 +21,7 @@ void RunWithFaults(const std::vector<std::string>& inject,
                    const std::function<void(Session&)>& worker) {
   Config config;
   config.inject = inject;
-  RunLocalJob(1, 1, config, [&](Session& session) {
+  testing::RunInProcessJob(1, 1, config, [&](Session& session) {
     if (session.is_server()) {
       KVServer<float> server(session);
       session.Barrier(kAllNodes);

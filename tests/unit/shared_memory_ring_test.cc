@@ -1,4 +1,4 @@
-#include "ps/transport/shared_memory_ring.h"
+#include "ps/transport/ucx/shared_memory_ring.h"
 
 #include <gtest/gtest.h>
 

@@ -8,9 +8,9 @@
 #include <thread>
 #include <vector>
 
-#include "local_job.h"
+#include "../common/in_process_job.h"
 #include "pacer/error.h"
-#include "ps/session_core.h"
+#include "ps/node/node.h"
 #include "worker/task_client.h"
 
 namespace pacer {
@@ -46,12 +46,12 @@ TEST(TaskTransferTest, EveryTaskIsComputedOnceAndTheSlowWorkersTasksMove) {
   std::vector<std::atomic<int>> computed(kIterations * kWorkers * kPerWorker);
   std::atomic<int> moved{0}, moved_later{0}, moved_off_others{0};
   std::vector<int64_t> slow_shares(kIterations);
-  RunLocalJob(1, kWorkers, Config(), [&](Session& session) {
+  testing::RunInProcessJob(1, kWorkers, Config(), [&](Session& session) {
     if (!session.is_worker()) {
       session.Barrier(kAllNodes);
       return;
     }
-    TaskClient client(session.core());
+    TaskClient client(NodeOf(session));
     const int me = session.role_index();
     for (int it = 0; it < kIterations; ++it) {
       const int64_t share = RunIteration(client, it, kPerWorker, [&](const Task& task) {
@@ -85,12 +85,12 @@ TEST(TaskTransferTest, EveryTaskIsComputedOnceAndTheSlowWorkersTasksMove) {
 TEST(TaskTransferTest, BadReportsAreRefusedNamingThemAndTheIterationGoesOn) {
   constexpr int kPerWorker = 3;
   std::atomic<int> computed{0};
-  RunLocalJob(1, kWorkers, Config(), [&](Session& session) {
+  testing::RunInProcessJob(1, kWorkers, Config(), [&](Session& session) {
     if (!session.is_worker()) {
       session.Barrier(kAllNodes);
       return;
     }
-    TaskClient client(session.core());
+    TaskClient client(NodeOf(session));
     if (session.role_index() == 0) {
       auto refused = [&](const std::optional<TaskClient::Done>& done, int64_t per_worker,
                          const std::string& expected) {
@@ -125,7 +125,7 @@ TEST(TaskTransferTest, BadReportsAreRefusedNamingThemAndTheIterationGoesOn) {
             << e.what();
       }
       try {
-        TaskClient(session.core(), /*app_id=*/1).Next(0, kPerWorker, kLimit, std::nullopt);
+        TaskClient(NodeOf(session), /*app_id=*/1).Next(0, kPerWorker, kLimit, std::nullopt);
         ADD_FAILURE() << "a second app's tasks were granted";
       } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("GradientSync of app 1 asked for tasks; the "

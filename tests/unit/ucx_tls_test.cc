@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "ps/transport/ucx_transport.h"
+#include "ps/transport/ucx/ucx_transport.h"
 
 namespace pacer {
 namespace {

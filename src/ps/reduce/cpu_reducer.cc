@@ -7,8 +7,8 @@
 #include <sstream>
 #include <thread>
 
+#include "common/huge_pages.h"
 #include "pacer/error.h"
-#include "ps/huge_pages.h"
 #include "ps/reduce/operand_checks.h"
 #include "ps/reduce/thread_pool.h"
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/str_cat.h"
 #include "pacer/error.h"
-#include "ps/str_cat.h"
 
 namespace pacer {
 namespace detail {

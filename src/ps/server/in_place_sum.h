@@ -5,13 +5,13 @@
 #include <vector>
 
 #include "pacer/reducer.h"
-#include "ps/payload_consumer.h"
+#include "ps/messages/payload_consumer.h"
 
 namespace pacer {
 namespace detail {
 
 // A push of float values summed into the stored values of its keys piece by piece, as the pieces
-// arrive (a PayloadConsumer made by KVServerCore). Whoever makes it holds the keys' shard for it;
+// arrive (a PayloadConsumer made by RequestShards). Whoever makes it holds the keys' shard for it;
 // `release` gives the shard back when it goes, answered or dropped. A push dropped part way (its
 // sender stopped sending pieces) leaves the pieces already summed in the store.
 class InPlaceSum : public PayloadConsumer {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "ps/session_core.h"
+#include "ps/node/node.h"
 #include "straggler/fault_spec.h"
 
 namespace pacer {
@@ -16,9 +16,9 @@ double ThreadCpuSeconds() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-InjectedService::InjectedService(SessionCore& session)
-    : session_(session), index_(session.rank() - 1), any_fault_(!session.faults().empty()) {
-  for (const straggler::FaultSpec& f : session.faults()) {
+InjectedService::InjectedService(Node& node)
+    : node_(node), index_(node.rank() - 1), any_fault_(!node.settings().faults.empty()) {
+  for (const straggler::FaultSpec& f : node.settings().faults) {
     if (f.effect == straggler::FaultSpec::Effect::kRate &&
         f.Names(straggler::FaultSpec::Target::kServer, index_)) {
       emulates_rate_ = true;
@@ -29,9 +29,9 @@ InjectedService::InjectedService(SessionCore& session)
 InjectedService::Delay InjectedService::Apply(size_t bytes, double cpu_seconds_per_byte) {
   Delay delay;
   if (!any_fault_) return delay;
-  const double now_s = session_.SecondsSinceStart();
-  const uint64_t seed = static_cast<uint64_t>(session_.config().inject_seed);
-  const double rate = straggler::ActiveServiceRate(session_.faults(), index_, now_s, seed);
+  const double now_s = node_.cluster().SecondsSinceStart();
+  const uint64_t seed = static_cast<uint64_t>(node_.config().inject_seed);
+  const double rate = straggler::ActiveServiceRate(node_.settings().faults, index_, now_s, seed);
   if (rate > 0) {
     delay.emulated_s = static_cast<double>(bytes) / rate;
     const auto occupancy = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -46,7 +46,7 @@ InjectedService::Delay InjectedService::Apply(size_t bytes, double cpu_seconds_p
     return delay;
   }
   const double multiplier =
-      straggler::ActiveMultiplier(session_.faults(), straggler::FaultSpec::Target::kServer,
+      straggler::ActiveMultiplier(node_.settings().faults, straggler::FaultSpec::Target::kServer,
                                   straggler::FaultSpec::Effect::kService, index_, 0, now_s, seed);
   if (multiplier > 1 && cpu_seconds_per_byte > 0) {
     const double start = ThreadCpuSeconds();

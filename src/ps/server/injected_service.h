@@ -6,10 +6,10 @@
 
 namespace pacer {
 
-class SessionCore;
+class Node;
 
 // The CPU time of the calling thread: a busy host's preemption does not inflate it. Servers
-// measure service in it where ranks share cores or faults are emulated (KVServerCore).
+// measure service in it where ranks share cores or faults are emulated (RequestShards).
 double ThreadCpuSeconds();
 
 // --inject's server effects on one server's request handling (STRAGGLERS.md section 9):
@@ -21,7 +21,7 @@ double ThreadCpuSeconds();
 //   costs CPU time as a slow CPU would.
 class InjectedService {
  public:
-  explicit InjectedService(SessionCore& session);
+  explicit InjectedService(Node& node);
 
   // Whether a rate spec names this server at any time: its requests may then sleep, so none may
   // run on the receiving thread.
@@ -39,7 +39,7 @@ class InjectedService {
   Delay Apply(size_t bytes, double cpu_seconds_per_byte);
 
  private:
-  SessionCore& session_;
+  Node& node_;
   const int index_;  // this server's
   const bool any_fault_;
   bool emulates_rate_ = false;

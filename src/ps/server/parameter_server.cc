@@ -4,49 +4,53 @@
 #include <mutex>
 #include <vector>
 
-#include "pacer/detail/kv_server_core.h"
+#include "common/str_cat.h"
 #include "pacer/error.h"
+#include "ps/node/node.h"
+#include "ps/server/request_shards.h"
 #include "ps/server/sync_engine.h"
-#include "ps/str_cat.h"
 
 namespace pacer {
 
-class ParameterServer::Impl {
+// A server's parameters: one synchronization engine per request shard, each used only by its
+// shard, applying the job's rule and optimizer to the gradients of the keys on the shard.
+class ParameterShards {
  public:
-  Impl(Session& session, int app_id)
-      : session_(session),
-        core_(session, app_id, sizeof(float),
-              [this](const RequestMeta& meta, const detail::RequestData& data) {
-                Handle(meta, data);
-              }) {
+  ParameterShards(Node& node, int app_id)
+      : node_(node),
+        requests_(node, app_id, sizeof(float),
+                  [this](const RequestMeta& meta, const detail::RequestData& data) {
+                    Handle(meta, data);
+                  }) {
     SyncEngine::Options options;
-    options.num_workers = session.num_workers();
-    options.mode = SyncMode::Parse(session.config().sync);
-    options.optimizer = OptimizerSpec::Parse(session.config().optimizer);
-    auto allocate = [this](size_t bytes, uint8_t** out) { return core_.Allocate(bytes, out); };
-    for (int i = 0; i < core_.num_shards(); ++i) {
-      engines_.push_back(std::make_unique<SyncEngine>(options, session.reducer(), allocate));
+    options.num_workers = node.roles().num_workers();
+    options.mode = SyncMode::Parse(node.config().sync);
+    options.optimizer = OptimizerSpec::Parse(node.config().optimizer);
+    auto allocate = [this](size_t bytes, uint8_t** out) { return requests_.Allocate(bytes, out); };
+    for (int i = 0; i < requests_.num_shards(); ++i) {
+      engines_.push_back(std::make_unique<SyncEngine>(options, node.reducer(), allocate));
     }
-    core_.SetSwitchHandler([this](const RequestMeta& meta, const SyncSwitchRequest& request) {
-      Switch(meta, request);
-    });
-    core_.SetMigrationHandlers(
+    requests_.SetSwitchHandler(
+        [this](const RequestMeta& meta, const detail::SyncSwitchRequest& request) {
+          Switch(meta, request);
+        });
+    requests_.SetMigrationHandlers(
         [this](int shard, const std::function<bool(Key)>& moving) {
-          std::vector<detail::KVServerCore::MovedKey> records = engines_[shard]->Export(moving);
-          core_.AddKeys(-static_cast<int64_t>(records.size()));
+          std::vector<detail::RequestShards::MovedKey> records = engines_[shard]->Export(moving);
+          requests_.AddKeys(-static_cast<int64_t>(records.size()));
           return records;
         },
-        [this](int shard, const std::vector<detail::KVServerCore::MovedKey>& records) {
+        [this](int shard, const std::vector<detail::RequestShards::MovedKey>& records) {
           for (const auto& [key, state] : records) engines_[shard]->Import(key, state);
-          core_.AddKeys(static_cast<int64_t>(records.size()));
+          requests_.AddKeys(static_cast<int64_t>(records.size()));
         });
-    core_.Start();
+    requests_.Start();
   }
 
   std::map<Key, ParameterServer::KeyStats> Keys() {
     std::mutex mu;
     std::map<Key, ParameterServer::KeyStats> all;
-    core_.RunOnEveryShard([&](int shard) {
+    requests_.RunOnEveryShard([&](int shard) {
       const SyncEngine& engine = *engines_[shard];
       for (Key key : engine.Keys()) {
         const KeyStatus s = engine.Status(key);
@@ -59,11 +63,10 @@ class ParameterServer::Impl {
 
  private:
   int WorkerIndex(int rank) const {
-    const int index = rank - 1 - session_.num_servers();
-    if (index < 0 || index >= session_.num_workers()) {
+    if (rank < 0 || rank >= node_.roles().size() || node_.roles().RoleOf(rank) != Role::kWorker) {
       throw Error(StrCat("rank ", rank, " is not a worker: only workers push and pull"));
     }
-    return index;
+    return node_.roles().IndexOf(rank);
   }
 
   void Handle(const RequestMeta& meta, const detail::RequestData& data) {
@@ -95,14 +98,14 @@ class ParameterServer::Impl {
                         gradients[i].values.size() / sizeof(float));
           }
         }
-        core_.AddKeys(static_cast<int64_t>(n));
+        requests_.AddKeys(static_cast<int64_t>(n));
       } else {
         for (size_t i = 0; i < n; ++i) engine.Check(keys[i], gradients[i]);
         for (size_t i = 0; i < n; ++i) engine.Push(keys[i], gradients[i]);
       }
     }
     if (!meta.pull) {
-      core_.Respond(meta, Buffer(), {}, Buffer());
+      requests_.Respond(meta, Buffer(), {}, Buffer());
       return;
     }
     // A push-pull pulls for the iteration after the one it pushed.
@@ -110,7 +113,7 @@ class ParameterServer::Impl {
     engine.Pull(
         std::vector<Key>(keys, keys + n), clock,
         [this, meta, data, &engine] { Serve(meta, data.keys, engine); },
-        meta.after_own_push ? worker : -1, [this, meta] { core_.Redirect(meta); });
+        meta.after_own_push ? worker : -1, [this, meta] { requests_.Redirect(meta); });
   }
 
   void Serve(const RequestMeta& meta, const Buffer& keys_buffer, const SyncEngine& engine) {
@@ -128,7 +131,7 @@ class ParameterServer::Impl {
         try {
           values = engine.Checkpoint(keys[i]);  // whole 8- and 4-byte fields: a length in floats
         } catch (const Error& e) {
-          core_.RespondError(meta, e.what());
+          requests_.RespondError(meta, e.what());
           return;
         }
       }
@@ -137,10 +140,11 @@ class ParameterServer::Impl {
       const KeyStatus status = engine.Status(keys[i]);
       stamp.Merge({status.version, status.complete, -1});
     }
-    core_.Respond(meta, keys_buffer, std::move(vals), Buffer::FromVector(std::move(lens)), stamp);
+    requests_.Respond(meta, keys_buffer, std::move(vals), Buffer::FromVector(std::move(lens)),
+                      stamp);
   }
 
-  void Switch(const RequestMeta& meta, const SyncSwitchRequest& request) {
+  void Switch(const RequestMeta& meta, const detail::SyncSwitchRequest& request) {
     SyncEngine& engine = *engines_[meta.shard];
     ResponseStamp stamp;
     if (request.commit) {
@@ -148,19 +152,19 @@ class ParameterServer::Impl {
     } else {
       stamp.clock = engine.PrepareSwitch();
     }
-    core_.Respond(meta, Buffer(), {}, Buffer(), stamp);
+    requests_.Respond(meta, Buffer(), {}, Buffer(), stamp);
   }
 
-  Session& session_;
+  Node& node_;
   std::vector<std::unique_ptr<SyncEngine>> engines_;  // one per shard, used only by its shard
-  detail::KVServerCore core_;                         // last: stops its threads first
+  detail::RequestShards requests_;                    // last: stops its threads first
 };
 
 ParameterServer::ParameterServer(Session& session, int app_id)
-    : impl_(std::make_unique<Impl>(session, app_id)) {}
+    : shards_(std::make_unique<ParameterShards>(NodeOf(session), app_id)) {}
 
 ParameterServer::~ParameterServer() = default;
 
-std::map<Key, ParameterServer::KeyStats> ParameterServer::Keys() { return impl_->Keys(); }
+std::map<Key, ParameterServer::KeyStats> ParameterServer::Keys() { return shards_->Keys(); }
 
 }  // namespace pacer

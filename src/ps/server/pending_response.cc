@@ -4,15 +4,15 @@
 
 #include <algorithm>
 
-#include "ps/session_core.h"
+#include "ps/node/node.h"
 
 namespace pacer {
 namespace detail {
 
-PendingResponse::PendingResponse(const proto::Meta& request, SessionCore& session,
-                                 size_t value_size, int parts)
+PendingResponse::PendingResponse(const proto::Meta& request, Node& node, size_t value_size,
+                                 int parts)
     : request_(request),
-      session_(session),
+      node_(node),
       value_size_(value_size),
       remaining_(parts),
       parts_(parts),
@@ -26,9 +26,8 @@ size_t PendingResponse::Part::value_bytes() const {
 
 bool PendingResponse::Accept(int part) {
   if (part < 0 || part >= static_cast<int>(answered_.size()) || answered_[part]) {
-    LOG(ERROR) << "server rank " << session_.rank() << ": a second response to part " << part
-               << " of " << Describe(request_) << " from rank " << request_.sender()
-               << " (ignored)";
+    LOG(ERROR) << "server rank " << node_.rank() << ": a second response to part " << part << " of "
+               << Describe(request_) << " from rank " << request_.sender() << " (ignored)";
     return false;
   }
   answered_[part] = true;
@@ -120,23 +119,16 @@ void PendingResponse::Merge(Message* reply) const {
 
 void PendingResponse::Send() {
   if (!error_.empty()) {
-    session_.RejectRequest(request_, error_);
+    node_.cluster().Reject(request_, error_);
     return;
   }
   if (redirect_) {
     // Only waiting pulls are redirected, after their push (if any) was applied.
-    session_.RedirectRequest(request_, request_.command() == proto::PUSH_PULL);
+    node_.routing().Redirect(request_, request_.command() == proto::PUSH_PULL);
     return;
   }
-  Message reply;
+  Message reply = ReplyTo(request_, node_.rank());
   proto::Meta& meta = reply.meta;
-  meta.set_command(request_.command());
-  meta.set_is_response(true);
-  meta.set_sender(session_.rank());
-  meta.set_app_id(request_.app_id());
-  meta.set_client_id(request_.client_id());
-  meta.set_request_id(request_.request_id());
-  meta.set_part(request_.part());
   meta.set_value_size(static_cast<int>(value_size_));
   meta.set_version(stamp_.version);
   meta.set_complete_clock(stamp_.complete_clock);
@@ -149,9 +141,9 @@ void PendingResponse::Send() {
     Merge(&reply);
   }
   try {
-    session_.transport().Send(request_.sender(), reply, nullptr);
+    node_.transport().Send(request_.sender(), reply, nullptr);
   } catch (const std::exception& e) {
-    LOG(ERROR) << "server rank " << session_.rank() << ": " << e.what();
+    LOG(ERROR) << "server rank " << node_.rank() << ": " << e.what();
   }
 }
 

@@ -5,12 +5,12 @@
 #include <vector>
 
 #include "pacer/buffer.h"
-#include "pacer/detail/kv_server_core.h"
-#include "ps/message.h"
+#include "pacer/detail/sharded_server.h"
+#include "ps/messages/message.h"
 
 namespace pacer {
 
-class SessionCore;
+class Node;
 
 namespace detail {
 
@@ -19,7 +19,7 @@ namespace detail {
 // keys in the request's order (so a worker can receive the values straight into place).
 class PendingResponse {
  public:
-  PendingResponse(const proto::Meta& request, SessionCore& session, size_t value_size, int parts);
+  PendingResponse(const proto::Meta& request, Node& node, size_t value_size, int parts);
 
   // Records the answer of part `part`; a second answer for the same part is logged and ignored.
   void AddPart(int part, Buffer keys, std::vector<Buffer> values, Buffer lens,
@@ -41,7 +41,7 @@ class PendingResponse {
   void Merge(Message* reply) const;
 
   const proto::Meta request_;
-  SessionCore& session_;
+  Node& node_;
   const size_t value_size_;
   std::mutex mu_;
   int remaining_;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "pacer/types.h"
-#include "ps/routing.h"
+#include "ps/routing/router.h"
 
 namespace pacer {
 

@@ -6,9 +6,9 @@
 #include <memory>
 #include <mutex>
 
+#include "common/str_cat.h"
 #include "pacer/error.h"
-#include "ps/routing.h"
-#include "ps/str_cat.h"
+#include "ps/routing/router.h"
 
 namespace pacer {
 namespace detail {
@@ -17,7 +17,7 @@ struct RangeMigration::Outgoing {
   proto::Meta order;  // the scheduler's MIGRATE
   std::mutex mu;
   int remaining = 0;  // shards still to export
-  std::vector<KVServerCore::MovedKey> records;
+  std::vector<RequestShards::MovedKey> records;
 };
 
 struct RangeMigration::Incoming {
@@ -28,10 +28,10 @@ struct RangeMigration::Incoming {
   std::string error;
 };
 
-RangeMigration::RangeMigration(SessionCore& session, int app_id, Shards shards,
-                               KVServerCore::ExportHandler export_keys,
-                               KVServerCore::ImportHandler import_keys)
-    : session_(session),
+RangeMigration::RangeMigration(Node& node, int app_id, Shards shards,
+                               RequestShards::ExportHandler export_keys,
+                               RequestShards::ImportHandler import_keys)
+    : node_(node),
       app_id_(app_id),
       shards_(std::move(shards)),
       export_keys_(std::move(export_keys)),
@@ -39,7 +39,7 @@ RangeMigration::RangeMigration(SessionCore& session, int app_id, Shards shards,
 
 void RangeMigration::OnMigrate(const Message& msg) {
   const proto::Meta& order = msg.meta;
-  const int me = session_.rank() - 1, servers = session_.num_servers();
+  const int me = node_.rank() - 1, servers = node_.roles().num_servers();
   const int range = order.range(), target = order.target();
   std::shared_ptr<const Router> next;
   try {
@@ -47,14 +47,14 @@ void RangeMigration::OnMigrate(const Message& msg) {
       throw Error(
           StrCat("only the scheduler (rank 0) moves key ranges, not rank ", order.sender()));
     }
-    const std::shared_ptr<const Router> now = session_.routing();
+    const std::shared_ptr<const Router> now = node_.routing().current();
     if (range < 0 || range >= now->num_ranges()) {
       throw Error(StrCat("range ", range, " does not exist: the table has ranges 0..",
                          now->num_ranges() - 1));
     }
     if (now->ranges()[range].server != me) {
       throw Error(StrCat("range ", range, " belongs to server ", now->ranges()[range].server,
-                         ", not to server ", me, " (rank ", session_.rank(), ")"));
+                         ", not to server ", me, " (rank ", node_.rank(), ")"));
     }
     if (target < 0 || target >= servers || target == me) {
       throw Error(StrCat("range ", range, " cannot move from server ", me, " to server ", target,
@@ -67,10 +67,10 @@ void RangeMigration::OnMigrate(const Message& msg) {
                          " to server ", target, " after this server's (epoch ", now->epoch(), ")"));
     }
   } catch (const Error& e) {
-    session_.RejectRequest(order, e.what());
+    node_.cluster().Reject(order, e.what());
     return;
   }
-  session_.InstallRouting(*next);  // from now on requests for the range are redirected
+  node_.routing().Install(*next);  // from now on requests for the range are redirected
   auto out = std::make_shared<Outgoing>();
   out->order = order;
   out->remaining = shards_.count;
@@ -78,11 +78,11 @@ void RangeMigration::OnMigrate(const Message& msg) {
     shards_.run_ahead(shard, [this, out, next, range](int s) {
       const std::function<bool(Key)> moving = [&](Key key) { return next->RangeOf(key) == range; };
       shards_.serve_queued(s, moving);
-      std::vector<KVServerCore::MovedKey> records = export_keys_(s, moving);
+      std::vector<RequestShards::MovedKey> records = export_keys_(s, moving);
       bool last;
       {
         std::lock_guard<std::mutex> lock(out->mu);
-        for (KVServerCore::MovedKey& r : records) out->records.push_back(std::move(r));
+        for (RequestShards::MovedKey& r : records) out->records.push_back(std::move(r));
         last = --out->remaining == 0;
       }
       if (last) SendState(*out);
@@ -94,7 +94,7 @@ void RangeMigration::SendState(const Outgoing& out) {
   Message msg;
   proto::Meta& meta = msg.meta;
   meta.set_command(proto::MIGRATE_STATE);
-  meta.set_sender(session_.rank());
+  meta.set_sender(node_.rank());
   meta.set_app_id(app_id_);
   meta.set_client_id(out.order.client_id());
   meta.set_request_id(out.order.request_id());
@@ -104,9 +104,9 @@ void RangeMigration::SendState(const Outgoing& out) {
   meta.set_value_size(1);
   std::vector<Key> keys;
   std::vector<int32_t> lens;
-  for (const KVServerCore::MovedKey& r : out.records) {
+  for (const RequestShards::MovedKey& r : out.records) {
     if (r.second.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
-      session_.RejectRequest(out.order, StrCat("key ", r.first, " holds ", r.second.size(),
+      node_.cluster().Reject(out.order, StrCat("key ", r.first, " holds ", r.second.size(),
                                                " bytes of state, more than one message carries"));
       return;
     }
@@ -117,11 +117,11 @@ void RangeMigration::SendState(const Outgoing& out) {
   msg.keys = Buffer::FromVector(std::move(keys));
   msg.lens = Buffer::FromVector(std::move(lens));
   const proto::Meta order = out.order;
-  SessionCore* session = &session_;
-  session_.transport().Send(
-      SessionCore::ServerRank(out.order.target()), msg, [session, order](const std::string& error) {
+  Node* node = &node_;
+  node_.transport().Send(
+      Roles::ServerRank(out.order.target()), msg, [node, order](const std::string& error) {
         if (!error.empty()) {
-          session->RejectRequest(order, "sending the range's state failed: " + error);
+          node->cluster().Reject(order, "sending the range's state failed: " + error);
         }
       });
 }
@@ -132,24 +132,24 @@ void RangeMigration::OnState(const Message& msg) {
   in->order = meta;
   in->order.set_sender(0);  // answers go to the scheduler, which ordered the move
   in->order.set_command(proto::MIGRATE);
-  const int me = session_.rank() - 1, range = meta.range();
+  const int me = node_.rank() - 1, range = meta.range();
   const Key* keys = msg.keys.as<Key>();
   const size_t n = msg.num_keys();
   const int32_t* lens = msg.lens.as<int32_t>();
-  std::vector<std::vector<KVServerCore::MovedKey>> by_shard(shards_.count);
+  std::vector<std::vector<RequestShards::MovedKey>> by_shard(shards_.count);
   try {
-    if (session_.RoleOf(meta.sender()) != Role::kServer) {
+    if (node_.roles().RoleOf(meta.sender()) != Role::kServer) {
       throw Error(StrCat("rank ", meta.sender(), " sent key state but is not a server"));
     }
-    const Router next = Router::Decode(meta.routing(), session_.num_servers());
+    const Router next = Router::Decode(meta.routing(), node_.roles().num_servers());
     if (range < 0 || range >= next.num_ranges() || next.ranges()[range].server != me) {
       throw Error(StrCat("rank ", meta.sender(), " sent range ", range,
                          ", which the new table does not give to server ", me));
     }
-    if (next.epoch() <= session_.routing()->epoch()) {
+    if (next.epoch() <= node_.routing().current()->epoch()) {
       throw Error(StrCat("rank ", meta.sender(), " sent range ", range, " under epoch ",
                          next.epoch(), ", but this server is at epoch ",
-                         session_.routing()->epoch()));
+                         node_.routing().current()->epoch()));
     }
     if (n > 0 && (lens == nullptr || meta.value_size() != 1)) {
       throw Error(StrCat("rank ", meta.sender(), " sent ", n, " keys' state without their sizes"));
@@ -169,9 +169,9 @@ void RangeMigration::OnState(const Message& msg) {
       offset += static_cast<size_t>(lens[i]);
     }
     in->bytes = static_cast<int64_t>(values.size());
-    session_.InstallRouting(next);
+    node_.routing().Install(next);
   } catch (const Error& e) {
-    session_.RejectRequest(in->order, e.what());
+    node_.cluster().Reject(in->order, e.what());
     return;
   }
   in->remaining = shards_.count;
@@ -182,7 +182,7 @@ void RangeMigration::OnState(const Message& msg) {
         import_keys_(s, records);
       } catch (const std::exception& e) {
         error = e.what();
-        LOG(ERROR) << "server rank " << session_.rank() << ": " << error;
+        LOG(ERROR) << "server rank " << node_.rank() << ": " << error;
       }
       bool last;
       {
@@ -197,22 +197,22 @@ void RangeMigration::OnState(const Message& msg) {
 
 void RangeMigration::Acknowledge(const Incoming& in) {
   if (!in.error.empty()) {
-    session_.RejectRequest(in.order, in.error);
+    node_.cluster().Reject(in.order, in.error);
     return;
   }
   Message ack;
   ack.meta.set_command(proto::MIGRATE);
   ack.meta.set_is_response(true);
-  ack.meta.set_sender(session_.rank());
+  ack.meta.set_sender(node_.rank());
   ack.meta.set_app_id(app_id_);
   ack.meta.set_client_id(in.order.client_id());
   ack.meta.set_request_id(in.order.request_id());
   ack.meta.set_range(in.order.range());
   ack.meta.set_moved_bytes(in.bytes);
   try {
-    session_.transport().Send(0, ack, nullptr);
+    node_.transport().Send(0, ack, nullptr);
   } catch (const std::exception& e) {
-    LOG(ERROR) << "server rank " << session_.rank() << ": " << e.what();
+    LOG(ERROR) << "server rank " << node_.rank() << ": " << e.what();
   }
 }
 

@@ -3,9 +3,9 @@
 #include <functional>
 #include <vector>
 
-#include "pacer/detail/kv_server_core.h"
-#include "ps/message.h"
-#include "ps/session_core.h"
+#include "ps/messages/message.h"
+#include "ps/node/node.h"
+#include "ps/server/request_shards.h"
 
 namespace pacer {
 namespace detail {
@@ -39,8 +39,8 @@ class RangeMigration {
     std::function<void(int shard, const std::function<bool(Key)>& moving)> serve_queued;
   };
 
-  RangeMigration(SessionCore& session, int app_id, Shards shards,
-                 KVServerCore::ExportHandler export_keys, KVServerCore::ImportHandler import_keys);
+  RangeMigration(Node& node, int app_id, Shards shards, RequestShards::ExportHandler export_keys,
+                 RequestShards::ImportHandler import_keys);
 
   // On the receiving thread, in order with requests. Bad orders are answered with an error
   // naming the range and servers; nothing changes then.
@@ -53,11 +53,11 @@ class RangeMigration {
   void SendState(const Outgoing& out);
   void Acknowledge(const Incoming& in);
 
-  SessionCore& session_;
+  Node& node_;
   const int app_id_;
   const Shards shards_;
-  const KVServerCore::ExportHandler export_keys_;
-  const KVServerCore::ImportHandler import_keys_;
+  const RequestShards::ExportHandler export_keys_;
+  const RequestShards::ImportHandler import_keys_;
 };
 
 }  // namespace detail

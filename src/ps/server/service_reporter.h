@@ -14,7 +14,7 @@
 
 namespace pacer {
 
-class SessionCore;
+class Node;
 
 // Counts one server's service (time handling requests, bytes, keys) and reports it to the
 // scheduler every --server_report_ms from a thread of its own, off the request path: recording is
@@ -26,7 +26,7 @@ class ServiceReporter {
   static constexpr size_t kRequestWorkBytes = 64 << 10;
 
   // `queued`: how many requests wait in the shards' queues now.
-  ServiceReporter(SessionCore& session, std::function<int64_t()> queued);
+  ServiceReporter(Node& node, std::function<int64_t()> queued);
   ~ServiceReporter();
   ServiceReporter(const ServiceReporter&) = delete;
   ServiceReporter& operator=(const ServiceReporter&) = delete;
@@ -49,7 +49,7 @@ class ServiceReporter {
  private:
   void Loop();
 
-  SessionCore& session_;
+  Node& node_;
   std::function<int64_t()> queued_;
   std::atomic<int64_t> service_ns_{0}, bytes_in_{0}, bytes_out_{0}, requests_{0}, keys_{0};
   std::unique_ptr<RangeLoadCounter> range_load_;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ps/gather.h"
+#include "common/gather.h"
 
 namespace pacer {
 namespace detail {

@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "pacer/detail/kv_server_core.h"
+#include "common/buffer_pool.h"
+#include "pacer/detail/sharded_server.h"
 #include "pacer/types.h"
-#include "ps/buffer_pool.h"
 
 namespace pacer {
 namespace detail {

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "common/str_cat.h"
 #include "pacer/error.h"
-#include "ps/str_cat.h"
 
 namespace pacer {
 

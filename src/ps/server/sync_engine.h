@@ -14,7 +14,7 @@
 #include "pacer/reducer.h"
 #include "pacer/sync_mode.h"
 #include "pacer/types.h"
-#include "ps/server/optimizer.h"
+#include "ps/server/parameter_state.h"
 
 namespace pacer {
 
@@ -89,7 +89,7 @@ class SyncEngine {
   // Migration (SAS): removes the keys `moving` selects and returns each one's whole state (values,
   // optimizer state, clocks, partial sums, held gradients) as a record. Pulls waiting on any of
   // them are cancelled: their `redirect` runs instead of `serve`, so the worker asks the new owner.
-  using KeyRecord = std::pair<Key, Buffer>;  // a key and its state (KVServerCore::MovedKey)
+  using KeyRecord = std::pair<Key, Buffer>;  // a key and its state (RequestShards::MovedKey)
   std::vector<KeyRecord> Export(const std::function<bool(Key)>& moving);
   // Installs a record made by Export (of an engine of the same job and switch history). Throws
   // Error naming the key for a record that is malformed or of a key this engine already holds.

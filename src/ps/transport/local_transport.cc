@@ -13,8 +13,8 @@ LocalTransport::Fabric::Fabric(int size) {
   for (int r = 0; r < size; ++r) inboxes_.push_back(std::make_unique<Inbox>());
 }
 
-LocalTransport::LocalTransport(std::shared_ptr<Fabric> fabric, int rank)
-    : fabric_(std::move(fabric)), rank_(rank) {}
+LocalTransport::LocalTransport(std::shared_ptr<Fabric> fabric, Bootstrap& bootstrap)
+    : fabric_(std::move(fabric)), bootstrap_(bootstrap), rank_(bootstrap.rank()) {}
 
 LocalTransport::~LocalTransport() { Close(); }
 
@@ -68,17 +68,7 @@ void LocalTransport::DeliveryLoop() {
 
 void LocalTransport::Stop() {
   // Collective, like the real transports: every rank's sends are enqueued before anyone stops.
-  {
-    std::unique_lock<std::mutex> lock(fabric_->barrier_mu_);
-    int64_t generation = fabric_->barrier_generation_;
-    if (++fabric_->barrier_waiting_ == size()) {
-      fabric_->barrier_waiting_ = 0;
-      ++fabric_->barrier_generation_;
-      fabric_->barrier_cv_.notify_all();
-    } else {
-      fabric_->barrier_cv_.wait(lock, [&] { return fabric_->barrier_generation_ != generation; });
-    }
-  }
+  bootstrap_.Barrier(std::chrono::minutes(10));
   Close();
 }
 

@@ -7,12 +7,14 @@
 #include <thread>
 #include <vector>
 
+#include "ps/bootstrap/bootstrap.h"
 #include "ps/transport/transport.h"
 
 namespace pacer {
 
 // Ranks as threads of one process, so a test can run a whole job (scheduler, servers, workers) in
-// one binary. Messages go through the same encode, copy and validate steps as on a wire.
+// one binary. Messages go through the same encode, copy and validate steps as on a wire: each is
+// copied into the receiver's inbox, which a thread of the receiver's delivers from.
 class LocalTransport : public Transport {
  public:
   // The shared medium of one in-process job of `size` ranks.
@@ -34,13 +36,10 @@ class LocalTransport : public Transport {
       bool closed = false;
     };
     std::vector<std::unique_ptr<Inbox>> inboxes_;
-    std::mutex barrier_mu_;
-    std::condition_variable barrier_cv_;
-    int barrier_waiting_ = 0;
-    int64_t barrier_generation_ = 0;
   };
 
-  LocalTransport(std::shared_ptr<Fabric> fabric, int rank);
+  // The rank `bootstrap` names, of a job of the fabric's size; the bootstrap must outlive it.
+  LocalTransport(std::shared_ptr<Fabric> fabric, Bootstrap& bootstrap);
   ~LocalTransport() override;
 
   std::string name() const override { return "local"; }
@@ -56,6 +55,7 @@ class LocalTransport : public Transport {
   void Close();
 
   std::shared_ptr<Fabric> fabric_;
+  Bootstrap& bootstrap_;
   int rank_;
   ReceiveHandler handler_;
   std::thread delivery_thread_;

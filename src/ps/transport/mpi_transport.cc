@@ -8,8 +8,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "common/spin_policy.h"
 #include "pacer/error.h"
-#include "ps/spin_policy.h"
 
 namespace pacer {
 namespace {
@@ -35,8 +35,8 @@ struct MpiTransport::PendingReceive {
   MPI_Request request = MPI_REQUEST_NULL;
 };
 
-MpiTransport::MpiTransport(MPI_Comm comm, const Config& config)
-    : comm_(comm), timeout_s_(config.timeout_s), limiter_(config.max_inflight_bytes) {
+MpiTransport::MpiTransport(MPI_Comm comm, const TransportTuning& tuning, double timeout_s)
+    : comm_(comm), timeout_s_(timeout_s), limiter_(tuning.max_inflight_bytes) {
   int provided = 0;
   MPI_Query_thread(&provided);
   if (provided < MPI_THREAD_MULTIPLE) {
@@ -45,14 +45,11 @@ MpiTransport::MpiTransport(MPI_Comm comm, const Config& config)
   }
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
-  spin_us_ = std::max(0, config.spin_us);
+  spin_us_ = std::max(0, tuning.spin_us);
 }
 
 MpiTransport::~MpiTransport() {
-  if (started_ && !stopped_) {
-    stopping_ = true;
-    progress_thread_.join();
-  }
+  progress_thread_.Halt(nullptr);
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Comm_free(&comm_);
@@ -61,8 +58,7 @@ MpiTransport::~MpiTransport() {
 void MpiTransport::Start(ReceiveHandler handler, PayloadPlacer placer) {
   handler_ = std::move(handler);
   placer_ = std::move(placer);
-  started_ = true;
-  progress_thread_ = std::thread([this] { ProgressLoop(); });
+  progress_thread_.Start([this] { ProgressLoop(); });
 }
 
 void MpiTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
@@ -85,6 +81,7 @@ void MpiTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<B
   ctx->fragments = std::move(payload);
   ctx->on_sent = std::move(on_sent);
   const int64_t bytes = ctx->bytes;
+  std::lock_guard<std::mutex> order(order_mu_);
   if (auto admitted = limiter_.Admit(dst, bytes, ctx.release())) Post(*admitted);
 }
 
@@ -132,7 +129,10 @@ bool MpiTransport::TestSends() {
     }
   }
   for (auto& ctx : done) {
-    for (SendContext* ready : limiter_.Complete(ctx->dst, ctx->bytes)) Post(ready);
+    {
+      std::lock_guard<std::mutex> order(order_mu_);
+      for (SendContext* ready : limiter_.Complete(ctx->dst, ctx->bytes)) Post(ready);
+    }
     if (ctx->on_sent) ctx->on_sent("");
   }
   return !done.empty();
@@ -223,7 +223,7 @@ void MpiTransport::Deliver(PendingReceive& receive) {
 void MpiTransport::ProgressLoop() {
   IdlePoller poller(std::chrono::microseconds{spin_us_});
   auto backoff = std::chrono::microseconds(5);
-  while (!stopping_.load(std::memory_order_relaxed)) {
+  while (!progress_thread_.stopping()) {
     bool active = ProbeFrames();
     active |= TestReceives();
     active |= TestSends();
@@ -236,16 +236,9 @@ void MpiTransport::ProgressLoop() {
 }
 
 void MpiTransport::Stop() {
-  if (!started_ || stopped_) return;
-  auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s_ * 1000));
-  if (!limiter_.WaitIdle(timeout)) {
-    LOG(WARNING) << "rank " << rank_ << ": sends still in flight after " << timeout_s_
-                 << " s; stopping anyway";
-  }
-  MPI_Barrier(comm_);
-  stopping_ = true;
-  progress_thread_.join();
-  stopped_ = true;
+  progress_thread_.Stop(
+      rank_, timeout_s_, [this](std::chrono::milliseconds t) { return limiter_.WaitIdle(t); },
+      [this] { MPI_Barrier(comm_); }, nullptr);
 }
 
 }  // namespace pacer

@@ -8,9 +8,10 @@
 #include <thread>
 #include <vector>
 
-#include "pacer/config.h"
-#include "ps/buffer_pool.h"
+#include "common/buffer_pool.h"
+#include "pacer/transport_tuning.h"
 #include "ps/transport/inflight_limiter.h"
+#include "ps/transport/progress_thread.h"
 #include "ps/transport/transport.h"
 
 namespace pacer {
@@ -23,8 +24,8 @@ namespace pacer {
 // Needs MPI_THREAD_MULTIPLE.
 class MpiTransport : public Transport {
  public:
-  // Takes ownership of `comm`.
-  MpiTransport(MPI_Comm comm, const Config& config);
+  // Takes ownership of `comm`. Throws Error unless MPI runs with MPI_THREAD_MULTIPLE.
+  MpiTransport(MPI_Comm comm, const TransportTuning& tuning, double timeout_s);
   ~MpiTransport() override;
 
   std::string name() const override { return "mpi"; }
@@ -56,12 +57,10 @@ class MpiTransport : public Transport {
   PayloadPlacer placer_;
   InflightLimiter<SendContext*> limiter_;
   BufferPool pool_;
-  std::thread progress_thread_;
-  std::atomic<bool> stopping_{false};
-  bool started_ = false;
-  bool stopped_ = false;
+  ProgressThread progress_thread_;
 
-  std::mutex send_mu_;  // orders frame/payload pairs; guards sends_
+  std::mutex order_mu_;  // held from a send's admission to its post: sends to a peer keep order
+  std::mutex send_mu_;   // orders frame/payload pairs; guards sends_
   std::vector<std::unique_ptr<SendContext>> sends_;
   std::vector<std::unique_ptr<PendingReceive>> receives_;  // progress thread only
 };

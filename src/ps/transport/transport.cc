@@ -1,7 +1,7 @@
 #include "ps/transport/transport.h"
 
+#include "common/str_cat.h"
 #include "pacer/error.h"
-#include "ps/str_cat.h"
 
 namespace pacer {
 

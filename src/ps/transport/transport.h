@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "ps/message.h"
-#include "ps/payload_consumer.h"
+#include "ps/messages/message.h"
+#include "ps/messages/payload_consumer.h"
 
 namespace pacer {
 

@@ -1,0 +1,113 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pacer/buffer.h"
+#include "pacer/session.h"
+
+namespace pacer {
+namespace detail {
+class PendingResponse;
+class RequestShards;  // what a ShardedServer runs on (src/ps/server/request_shards.h)
+}  // namespace detail
+
+// What a server's handler knows about a request, besides its keys and values.
+struct RequestMeta {
+  int sender = -1;  // rank of the worker
+  int app_id = 0;
+  int64_t timestamp = 0;  // the worker's timestamp
+  bool push = false;
+  bool pull = false;
+  int user_command = 0;
+  // The shard handling this request (0..num_shards-1). A key always belongs to the same shard,
+  // and a shard runs one request at a time in arrival order (on its own thread, or on the
+  // receiving thread when the request is small and the shard idle), so per-shard state needs no
+  // lock.
+  int shard = 0;
+  // Which part of the request this is, when its keys were split over shards (for the response).
+  int part = 0;
+  // GradientSync's stamps (see ParameterServer): the push's iteration or the one a pull is for;
+  // the version a gradient was computed on; its weight; whether it carries initial values.
+  int64_t clock = 0;
+  int64_t version = 0;
+  double weight = 1;
+  bool init = false;
+  bool after_own_push = false;  // a pull: not before this worker's push of clock - 1 arrived
+  bool state = false;           // checkpoints: keys' whole state instead of their values
+  // Collects the response; copy the meta to respond later (e.g. when a synchronization rule
+  // fires).
+  std::shared_ptr<detail::PendingResponse> response;
+};
+
+// What a response may tell a worker besides values (merged over the parts of a request).
+struct ResponseStamp {
+  int64_t version = -1;         // lowest version served; -1: none
+  int64_t complete_clock = -1;  // lowest completed clock served; -1: none
+  int64_t clock = -1;           // a switch's prepared clock (the highest over the parts)
+
+  void Merge(const ResponseStamp& o) {
+    auto lowest = [](int64_t a, int64_t b) { return a < 0 ? b : b < 0 ? a : (a < b ? a : b); };
+    version = lowest(version, o.version);
+    complete_clock = lowest(complete_clock, o.complete_clock);
+    clock = clock > o.clock ? clock : o.clock;
+  }
+};
+
+namespace detail {
+
+struct RequestData {
+  Buffer keys;
+  Buffer values;
+  Buffer lens;
+};
+
+// The bytes under KVServer<T>: validates requests, splits each by shard (key hash), queues the
+// parts on the shards' threads and merges the parts' answers into one response (RequestShards).
+class ShardedServer {
+ public:
+  using Handler = std::function<void(const RequestMeta&, const RequestData&)>;
+
+  ShardedServer(Session& session, int app_id, size_t value_size, Handler handler);
+  ~ShardedServer();
+  ShardedServer(const ShardedServer&) = delete;
+  ShardedServer& operator=(const ShardedServer&) = delete;
+
+  // Lets pushes of float values be summed into the store as they arrive (the default handler;
+  // over TCP, see UcxTransport). InPlaceTargets runs on the receiving thread while it holds
+  // `shard` for the push: it fills `targets` with each key's stored values, `lengths[i]` of
+  // them, and returns true, or returns false (a key not stored yet, stored with another length,
+  // or held by a response in flight) to have the push handled the usual way. Call before Start.
+  using InPlaceTargets =
+      std::function<bool(int shard, const Key* keys, size_t n, const std::vector<size_t>& lengths,
+                         std::vector<float*>* targets)>;
+  void SetInPlaceSum(InPlaceTargets targets);
+  // How many pushes were summed as they arrived.
+  int64_t pushes_summed_in_place() const;
+  // Starts handling requests, those queued before included. Call once the handler's state exists.
+  void Start();
+  int num_shards() const;
+  int rank() const;
+  Reducer& reducer();
+  // A recycled buffer of `bytes` bytes (for stored values: fresh allocations would cost a page
+  // fault per 4 KiB on every copy-on-write).
+  Buffer Allocate(size_t bytes, uint8_t** writable);
+  // Tells the scheduler's telemetry that the handler now holds `keys` more keys.
+  void AddKeys(int64_t keys);
+  // Answers one part of a request (exactly once per handler call). `values` is a gather list
+  // (for instance one buffer per key, straight from the store): it is sent without copying, so
+  // its buffers must not change until their owners are released.
+  void Respond(const RequestMeta& meta, Buffer keys, std::vector<Buffer> values, Buffer lens,
+               const ResponseStamp& stamp = {});
+  void RespondError(const RequestMeta& meta, const std::string& error);
+
+ private:
+  std::unique_ptr<RequestShards> shards_;
+};
+
+}  // namespace detail
+}  // namespace pacer

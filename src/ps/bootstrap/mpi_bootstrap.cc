@@ -1,0 +1,87 @@
+#include "ps/bootstrap/mpi_bootstrap.h"
+
+#include <thread>
+
+#include "common/str_cat.h"
+#include "pacer/error.h"
+
+namespace pacer {
+
+MpiBootstrap::MpiBootstrap() {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
+    finalize_mpi_ = true;
+  }
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  char name[MPI_MAX_PROCESSOR_NAME];
+  int length = 0;
+  MPI_Get_processor_name(name, &length);
+  host_.assign(name, static_cast<size_t>(length));
+}
+
+MpiBootstrap::~MpiBootstrap() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  MPI_Comm_free(&comm_);
+  if (finalize_mpi_) MPI_Finalize();
+}
+
+MPI_Comm MpiBootstrap::DuplicateCommunicator() const {
+  MPI_Comm copy;
+  MPI_Comm_dup(comm_, &copy);
+  return copy;
+}
+
+void MpiBootstrap::Complete(MPI_Request* request, const char* what,
+                            std::chrono::milliseconds timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto pause = std::chrono::microseconds(1);
+  for (;;) {
+    int done = 0;
+    MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      throw TimeoutError(StrCat("rank ", rank_, ": the job's ", what, " timed out after ",
+                                timeout.count(), " ms: some rank of ", size_, " never came"));
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+  }
+}
+
+std::vector<Bootstrap::Bytes> MpiBootstrap::AllGather(const Bytes& mine,
+                                                      std::chrono::milliseconds timeout) {
+  const int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(size_), offsets(size_);
+  MPI_Request request;
+  MPI_Iallgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm_, &request);
+  Complete(&request, "exchange of lengths", timeout);
+  int total = 0;
+  for (int r = 0; r < size_; ++r) {
+    offsets[r] = total;
+    total += lengths[r];
+  }
+  std::vector<uint8_t> all(static_cast<size_t>(total));
+  MPI_Iallgatherv(mine.data(), length, MPI_BYTE, all.data(), lengths.data(), offsets.data(),
+                  MPI_BYTE, comm_, &request);
+  Complete(&request, "exchange of announcements", timeout);
+  std::vector<Bytes> by_rank(size_);
+  for (int r = 0; r < size_; ++r) {
+    by_rank[r].assign(all.begin() + offsets[r], all.begin() + offsets[r] + lengths[r]);
+  }
+  return by_rank;
+}
+
+void MpiBootstrap::Barrier(std::chrono::milliseconds timeout) {
+  MPI_Request request;
+  MPI_Ibarrier(comm_, &request);
+  Complete(&request, "barrier", timeout);
+}
+
+}  // namespace pacer

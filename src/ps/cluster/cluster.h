@@ -1,0 +1,96 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ps/bootstrap/bootstrap.h"
+#include "ps/cluster/dispatcher.h"
+#include "ps/cluster/roles.h"
+#include "ps/messages/message.h"
+#include "ps/transport/transport.h"
+
+namespace pacer {
+
+// The members of a job as one node sees them: who it is (rank, role, host), how it reaches the
+// others (the bootstrap it met them through and the transport it talks over) and the barriers
+// they meet at. The scheduler runs the barriers: every member of a group tells it when it
+// arrives, and it releases them all once the last one did.
+class Cluster {
+ public:
+  // `ranks_fit_cores`: this host's servers and workers have a core each (see HostShares).
+  Cluster(Roles roles, std::unique_ptr<Bootstrap> bootstrap, std::unique_ptr<Transport> transport,
+          bool ranks_fit_cores);
+  ~Cluster();
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+  // Takes the barrier messages and starts receiving into `dispatcher`, which must outlive the
+  // transport.
+  void Start(Dispatcher& dispatcher);
+
+  const Roles& roles() const { return roles_; }
+  int rank() const { return rank_; }
+  Role role() const { return roles_.RoleOf(rank_); }
+  int role_index() const { return roles_.IndexOf(rank_); }
+  const std::string& host() const { return host_; }
+  Transport& transport() { return *transport_; }
+  // The transport's name ("ucx", "mpi", ...), also once it is closed.
+  const std::string& transport_name() const { return transport_name_; }
+  Bootstrap& bootstrap() { return *bootstrap_; }
+  // Whether this host's servers and workers have a core each (threads are then rarely preempted).
+  bool ranks_fit_cores() const { return ranks_fit_cores_; }
+  // Seconds since this node joined: the time axis of injection windows and metrics.
+  double SecondsSinceStart() const;
+
+  // Sends `msg`, logging a failure instead of throwing.
+  void SendOrLog(int dst, const Message& msg);
+  // The same, but drops the message once the transport stopped: for reports from threads that
+  // may outlive it.
+  void SendWhileRunning(int dst, const Message& msg);
+  // Answers `request` with an error naming this node; logs it too.
+  void Reject(const proto::Meta& request, const std::string& error);
+
+  // Blocks until every node of `group` (NodeGroup bits) has entered the same barrier; without
+  // `timeout` it waits as long as it takes. Throws TimeoutError after `timeout`.
+  void Barrier(int group, std::optional<std::chrono::milliseconds> timeout);
+  // Completes this node's sends, stops the transport and leaves the bootstrap (which finalizes MPI
+  // where it initialized it). Collective: every node calls it. Sends are dropped from then on.
+  void Close();
+
+ private:
+  void OnBarrier(const Message& msg);  // the scheduler's side
+  void OnRelease(const Message& msg);
+  int GroupSize(int group) const;
+
+  const Roles roles_;
+  std::unique_ptr<Bootstrap> bootstrap_;
+  std::unique_ptr<Transport> transport_;
+  const int rank_;
+  const std::string host_;
+  const std::string transport_name_;
+  const bool ranks_fit_cores_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+
+  std::mutex running_mu_;
+  bool started_ = false;
+  bool stopped_ = false;
+
+  // On every node, how many barriers of each group were entered and released; on the scheduler,
+  // which ranks have arrived at each group's current barrier.
+  std::mutex barrier_mu_;
+  std::condition_variable barrier_cv_;
+  std::map<int, int64_t> barriers_entered_;
+  std::map<int, int64_t> barriers_released_;
+  std::map<int, std::vector<int>> barrier_arrivals_;
+};
+
+// The name of a barrier group, as errors spell it ("servers+workers").
+std::string GroupName(int group);
+
+}  // namespace pacer

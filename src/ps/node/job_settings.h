@@ -1,0 +1,23 @@
+#pragma once
+
+#include <vector>
+
+#include "pacer/config.h"
+#include "straggler/fault_spec.h"
+
+namespace pacer {
+
+// What a job's configuration says once checked: the parsed forms of the options that are
+// spelled as text. Every rank makes one when it joins, before it sends anything, so a bad
+// value stops each rank at once with the same message.
+struct JobSettings {
+  // Throws Error naming the option, its value and what is expected.
+  static JobSettings Check(const Config& config);
+
+  // --inject, parsed.
+  std::vector<straggler::FaultSpec> faults;
+  // --server_bandwidth, parsed: bytes per second per server index, 0 where unknown.
+  std::vector<double> server_bandwidth;
+};
+
+}  // namespace pacer

@@ -1,0 +1,114 @@
+#include "ps/node/node.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "pacer/error.h"
+#include "ps/cluster/host_shares.h"
+#include "ps/transport/shaped_transport.h"
+
+namespace pacer {
+
+std::unique_ptr<Node> Node::Join(const Config& requested, std::unique_ptr<Bootstrap> bootstrap,
+                                 const TransportOpener& open) {
+  static std::once_flag logging;  // ranks of one process join at once
+  std::call_once(logging, [] {
+    if (google::IsGoogleLoggingInitialized()) return;
+    FLAGS_logtostderr = true;  // not glog's default of files under /tmp
+    google::InitGoogleLogging("pacer");
+  });
+  const Roles roles(bootstrap->size(), requested.servers);
+  JobSettings settings = JobSettings::Check(requested);
+  Config config = requested;
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config.timeout_s * 1000));
+  const bool fit = ResolveHostShares(*bootstrap, roles, config, timeout);
+  std::unique_ptr<Transport> transport = open(*bootstrap, config, roles.RoleOf(bootstrap->rank()));
+  const bool shaped_links =
+      std::any_of(settings.faults.begin(), settings.faults.end(),
+                  [](const auto& f) { return f.target == straggler::FaultSpec::Target::kLink; });
+  if (shaped_links) {
+    transport =
+        std::make_unique<ShapedTransport>(std::move(transport), settings.faults, config.servers,
+                                          static_cast<uint64_t>(config.inject_seed));
+  }
+  return std::unique_ptr<Node>(new Node(config, std::move(settings), roles, std::move(bootstrap),
+                                        std::move(transport), fit));
+}
+
+Node::Node(const Config& config, JobSettings settings, const Roles& roles,
+           std::unique_ptr<Bootstrap> bootstrap, std::unique_ptr<Transport> transport,
+           bool ranks_fit_cores)
+    : config_(config),
+      settings_(std::move(settings)),
+      dispatcher_(roles.RoleOf(transport->rank()), transport->rank(),
+                  [this](const proto::Meta& request, const std::string& error) {
+                    cluster_.Reject(request, error);
+                  }),
+      cluster_(roles, std::move(bootstrap), std::move(transport), ranks_fit_cores),
+      routing_(cluster_, dispatcher_) {
+  if (role() == Role::kScheduler) {
+    // Workers may ask for tasks and report before the scheduler's parts are in place.
+    dispatcher_.Hold(proto::TASK);
+    dispatcher_.Hold(proto::ITERATION_REPORT);
+    dispatcher_.Hold(proto::SERVER_REPORT);
+  }
+  if (rank() == 0 && (!settings_.faults.empty() || !config_.metrics.empty())) {
+    // Specs name nodes by role index, metrics by rank too: say how they match.
+    LOG(INFO) << "ranks: 0 is the scheduler; servers 0.." << roles.num_servers() - 1
+              << " are ranks 1.." << roles.num_servers() << "; workers 0.."
+              << roles.num_workers() - 1 << " are ranks " << roles.num_servers() + 1 << ".."
+              << roles.size() - 1;
+  }
+  cluster_.Start(dispatcher_);
+}
+
+Node::~Node() {
+  if (!finalized_) {
+    try {
+      Finalize();
+    } catch (const std::exception& e) {
+      LOG(ERROR) << "rank " << rank() << ": finalize failed: " << e.what();
+    }
+  }
+  std::lock_guard<std::mutex> lock(parts_mu_);
+  parts_.clear();
+}
+
+Reducer& Node::reducer() {
+  std::call_once(reducer_once_, [this] {
+    const std::string& device = config_.reduce_device;
+    if (device != "cpu" && device != "cuda") {
+      throw Error("--reduce_device=" + device + ": expected cpu or cuda");
+    }
+    reducer_ = MakeReducer(device == "cuda" ? Device::kCuda : Device::kCpu, config_.reduce_threads);
+  });
+  return *reducer_;
+}
+
+void Node::Report(const IterationReport& report) {
+  cluster_.SendWhileRunning(0, ReportMessage(report, rank()));
+}
+
+void Node::Report(const ServerReport& report) {
+  cluster_.SendWhileRunning(0, ReportMessage(report, rank()));
+}
+
+void Node::Adopt(std::unique_ptr<NodePart> part) {
+  std::lock_guard<std::mutex> lock(parts_mu_);
+  parts_.push_back(std::move(part));
+}
+
+void Node::Finalize() {
+  if (finalized_) return;
+  finalized_ = true;
+  cluster_.Barrier(kAllNodes, std::nullopt);
+  {
+    std::lock_guard<std::mutex> lock(parts_mu_);
+    for (auto& part : parts_) part->Stop();
+  }
+  cluster_.Close();
+}
+
+}  // namespace pacer

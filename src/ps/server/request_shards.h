@@ -1,0 +1,167 @@
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "common/buffer_pool.h"
+#include "pacer/detail/sharded_server.h"
+#include "ps/messages/message.h"
+#include "ps/node/node.h"
+#include "ps/server/injected_service.h"
+#include "ps/server/service_reporter.h"
+
+namespace pacer {
+namespace detail {
+
+class RangeMigration;
+
+// The scheduler's request to switch synchronization mode (two phases, see SyncControl).
+struct SyncSwitchRequest {
+  bool commit = false;  // false: prepare
+  std::string mode;     // commit: the new mode, as --sync spells it
+  int64_t first_clock = 0;
+};
+
+// One server's requests for one app, run on shards: it validates each request, splits it by
+// shard (a key always lands on the same shard) and runs the parts on the shards' threads, one
+// at a time per shard and in arrival order, then merges the parts' answers into one response. A
+// request for keys this server no longer owns is redirected, or held when it was routed by a table
+// newer than this server's (its keys are on their way here). It also takes the scheduler's mode
+// switches and key-range migrations for the app, in order with its requests.
+class RequestShards {
+ public:
+  using Handler = ShardedServer::Handler;
+  using InPlaceTargets = ShardedServer::InPlaceTargets;
+  // Runs on every shard, in order with its requests; each answers with Respond.
+  using SwitchHandler = std::function<void(const RequestMeta&, const SyncSwitchRequest&)>;
+  // Key-range migration (SAS). ExportHandler removes from one shard the keys `moving` selects and
+  // returns each one's whole state; ImportHandler installs such records on one shard. Both run on
+  // the shard's thread, in order with its requests. Without them the server refuses to migrate.
+  using MovedKey = std::pair<Key, Buffer>;
+  using ExportHandler =
+      std::function<std::vector<MovedKey>(int shard, const std::function<bool(Key)>& moving)>;
+  using ImportHandler = std::function<void(int shard, const std::vector<MovedKey>& keys)>;
+
+  // Throws Error unless `node` is a server.
+  RequestShards(Node& node, int app_id, size_t value_size, Handler handler);
+  ~RequestShards();
+  RequestShards(const RequestShards&) = delete;
+  RequestShards& operator=(const RequestShards&) = delete;
+
+  // Call these before Start.
+  void SetSwitchHandler(SwitchHandler handler) { switch_handler_ = std::move(handler); }
+  void SetMigrationHandlers(ExportHandler export_keys, ImportHandler import_keys);
+  void SetInPlaceSum(InPlaceTargets targets) { in_place_targets_ = std::move(targets); }
+  // Starts handling requests, those queued before included.
+  void Start();
+
+  int64_t pushes_summed_in_place() const { return summed_in_place_.load(); }
+  // Runs `fn` on every shard, in order with the requests queued there, and returns when all have
+  // run. Not from a handler.
+  void RunOnEveryShard(const std::function<void(int shard)>& fn);
+  int num_shards() const { return static_cast<int>(shards_.size()); }
+  Node& node() { return node_; }
+  Buffer Allocate(size_t bytes, uint8_t** writable) { return pool_.Allocate(bytes, writable); }
+  void AddKeys(int64_t keys) { reporter_.AddKeys(keys); }
+
+  // Answers one part of a request: see ShardedServer.
+  void Respond(const RequestMeta& meta, Buffer keys, std::vector<Buffer> values, Buffer lens,
+               const ResponseStamp& stamp = {});
+  void RespondError(const RequestMeta& meta, const std::string& error);
+  // Answers a part that can no longer be served here (a key of it moved to another server while
+  // it waited): the worker resends the request to the new owner, only its pull if the push was
+  // applied (a push-pull).
+  void Redirect(const RequestMeta& meta);
+
+ private:
+  struct Task {
+    RequestMeta meta;
+    RequestData data;
+    std::optional<SyncSwitchRequest> sync_switch;
+    std::function<void(int shard)> control;  // runs instead of a handler (migration, queries)
+  };
+  struct Shard {
+    std::thread thread;
+    std::mutex mu;
+    std::condition_variable ready;
+    std::deque<Task> queue;
+    bool busy = false;            // a task of this shard is running (on its thread or inline)
+    double seconds_per_byte = 0;  // measured service time, a moving mean (used by the runner)
+    bool stopping = false;
+  };
+  // Whether this server owns every key of a request by its routing table (see the class comment).
+  enum class Ownership { kOwned, kHold, kRedirect };
+
+  int ShardOf(Key key) const;
+  // `vals_bytes`: the values' size, whether they came with the message or went to a consumer.
+  std::string Validate(const Message& msg, bool push, size_t vals_bytes) const;
+  Ownership Owns(const Key* keys, size_t n, int64_t epoch) const;
+  int64_t Queued();
+
+  // On the receiving thread.
+  void OnRequest(Message&& msg);
+  void OnSwitch(const Message& msg);
+  // A newer table arrived: requests held for it are routed again.
+  void ReleaseHeld();
+  // What a handler learns of a request of `parts` parts, besides its keys and values.
+  RequestMeta MetaOf(const Message& msg, int parts);
+  // Tells the key-range telemetry (where on) of a push of `values_bytes` of values.
+  void CountPushLoad(const Message& msg, size_t values_bytes);
+  // A consumer that sums the values of push `msg` (its header) into the store as they arrive,
+  // holding the keys' shard until it goes; null where the push must go the usual way: another
+  // command, input the usual path rejects, keys not all owned here or not on one shard, the
+  // shard busy (its queue keeps its order), injected faults, or keys the store cannot take in
+  // place.
+  std::shared_ptr<PayloadConsumer> InPlaceSumFor(const Message& msg);
+  // A push whose values InPlaceSumFor's consumer summed as they came: answered as the handler
+  // would; the shard is released when `msg` goes.
+  void AnswerSummedPush(const Message& msg);
+
+  // Runs a task inline when it is small and its shard idle, else queues it for the shard (at the
+  // front when `ahead`).
+  void Dispatch(Task task, bool ahead = false);
+  void RunOnShard(int shard, std::function<void(int)> fn, bool ahead = false);
+  // On shard `index`'s thread, from a task of its own: takes out of the queue the requests that
+  // touch keys `moving` selects, and every earlier task that shares a key with one taken (a
+  // task without keys, a switch or a control, shares them all), and runs them now, in their
+  // order. Tasks left behind touch none of the keys of tasks taken after them, so no key's
+  // requests change order.
+  void ServeQueued(int index, const std::function<bool(Key)>& moving);
+  void Run(const Task& task);
+  // Ends a shard's task: its thread may run the next one.
+  void Release(Shard& shard);
+  void RunShard(int index);
+
+  Node& node_;
+  const int app_id_;
+  const size_t value_size_;
+  Handler handler_;
+  SwitchHandler switch_handler_;
+  InPlaceTargets in_place_targets_;
+  std::atomic<int64_t> summed_in_place_{0};
+  std::unique_ptr<RangeMigration> migration_;
+  std::vector<Message> held_;  // requests routed by a table newer than this server's
+  std::vector<std::unique_ptr<Shard>> shards_;
+  BufferPool pool_;  // for stored values and the values of requests split over shards
+  ServiceReporter reporter_;
+  InjectedService injected_;
+  // Service is measured in the thread's CPU time, which preemption does not inflate, where ranks
+  // share cores and where faults are emulated (they are defined in CPU time). Where every busy
+  // rank has a core the wall clock says the same, and the CPU clock is a system call, read twice
+  // per request.
+  double (*const service_clock_)();
+  bool started_ = false;
+};
+
+}  // namespace detail
+}  // namespace pacer

@@ -1,0 +1,98 @@
+#include "scheduler/metrics_log.h"
+
+#include <cstdarg>
+#include <cstdio>
+
+#include "pacer/error.h"
+
+namespace pacer {
+namespace {
+
+std::string Format(const char* format, ...) __attribute__((format(printf, 1, 2)));
+std::string Format(const char* format, ...) {
+  char line[512];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(line, sizeof(line), format, args);
+  va_end(args);
+  return line;
+}
+
+}  // namespace
+
+MetricsLog::MetricsLog(const std::string& path) {
+  if (path.empty()) return;
+  out_.open(path, std::ios::out | std::ios::trunc);
+  if (!out_) throw Error("--metrics=" + path + ": cannot open the file for writing");
+}
+
+void MetricsLog::Write(const std::string& line, bool flush) {
+  std::lock_guard<std::mutex> lock(mu_);
+  out_ << line;
+  if (flush) out_.flush();
+}
+
+void MetricsLog::OnIteration(int index, int rank, const IterationReport& r) {
+  if (!enabled()) return;
+  Write(Format("{\"type\":\"iter\",\"rank\":%d,\"role\":\"worker\",\"index\":%d,\"iter\":%lld,"
+               "\"clock\":%lld,\"t_comp_ms\":%.4f,\"t_push_ms\":%.4f,\"t_pull_ms\":%.4f,"
+               "\"t_wait_ms\":%.4f,\"bytes_out\":%lld,\"bytes_in\":%lld,\"batch\":%lld,"
+               "\"version\":%lld,\"t_start_s\":%.6f}\n",
+               rank, index, static_cast<long long>(r.iteration), static_cast<long long>(r.clock),
+               r.compute_s * 1e3, r.push_s * 1e3, r.pull_s * 1e3, r.wait_s * 1e3,
+               static_cast<long long>(r.bytes_out), static_cast<long long>(r.bytes_in),
+               static_cast<long long>(r.batch), static_cast<long long>(r.version), r.start_s),
+        false);
+}
+
+void MetricsLog::OnServerReport(int index, int rank, const ServerReport& r) {
+  if (!enabled()) return;
+  Write(Format("{\"type\":\"server\",\"rank\":%d,\"index\":%d,\"t_s\":%.6f,"
+               "\"service_us_per_mb\":%.3f,\"queue\":%lld,\"bytes_in\":%lld,\"bytes_out\":%lld,"
+               "\"keys\":%lld}\n",
+               rank, index, r.t_s, ServiceMicrosPerMb(r), static_cast<long long>(r.queue),
+               static_cast<long long>(r.bytes_in), static_cast<long long>(r.bytes_out),
+               static_cast<long long>(r.keys)),
+        false);
+}
+
+void MetricsLog::Detection(int64_t iteration, double t_s, int rank, const straggler::Detection& d,
+                           const char* action) {
+  if (!enabled()) return;
+  const bool server = d.kind == straggler::Detection::Kind::kServer;
+  Write(Format("{\"type\":\"decision\",\"iter\":%lld,\"t_s\":%.6f,\"policy\":\"detector\","
+               "\"target_rank\":%d,\"target_index\":%d,\"kind\":\"%s\",\"action\":\"%s\","
+               "\"detail\":\"%.3fx the %s\"}\n",
+               static_cast<long long>(iteration), t_s, rank, d.index, straggler::KindName(d.kind),
+               action, d.ratio, server ? "median server" : "fastest worker"),
+        true);
+}
+
+void MetricsLog::Plan(int64_t iteration, double t_s, const straggler::SasDecision& decision) {
+  if (!enabled()) return;
+  const int from = decision.moves.front().from;
+  Write(Format("{\"type\":\"decision\",\"iter\":%lld,\"t_s\":%.6f,\"policy\":\"sas\","
+               "\"target_rank\":%d,\"target_index\":%d,\"kind\":\"plan\",\"action\":\"plan\","
+               "\"detail\":\"%zu moves: slowest server %.3fx the ideal, then %.3fx\",\"moves\":%zu,"
+               "\"imbalance\":%.4f,\"planned\":%.4f}\n",
+               static_cast<long long>(iteration), t_s, 1 + from, from, decision.moves.size(),
+               decision.imbalance, decision.planned, decision.moves.size(), decision.imbalance,
+               decision.planned),
+        true);
+}
+
+void MetricsLog::Migration(const char* policy, int64_t iteration, double t_s,
+                           const MigrationControl::Move& move) {
+  if (!enabled()) return;
+  Write(
+      Format("{\"type\":\"decision\",\"iter\":%lld,\"t_s\":%.6f,\"policy\":\"%s\","
+             "\"target_rank\":%d,\"target_index\":%d,\"kind\":\"migration\",\"action\":\"move\","
+             "\"detail\":\"range %d from server %d to server %d\",\"range\":%d,\"from\":%d,"
+             "\"to\":%d,\"epoch\":%lld,\"bytes\":%lld,\"pause_ms\":%.3f}\n",
+             static_cast<long long>(iteration), t_s, policy, 1 + move.to, move.to, move.range,
+             move.from, move.to, move.range, move.from, move.to, static_cast<long long>(move.epoch),
+             static_cast<long long>(move.bytes), move.pause_s * 1e3),
+      true);
+}
+
+}  // namespace pacer

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <mutex>
+#include <string>
+
+#include "pacer/migration_control.h"
+#include "ps/messages/telemetry.h"
+#include "scheduler/telemetry_intake.h"
+#include "straggler/detector.h"
+#include "straggler/sas_policy.h"
+
+namespace pacer {
+
+// The scheduler's metrics log (--metrics): JSON lines, one per worker iteration, one per server
+// report, one per decision (a node flagged or cleared, a range moved, a SAS plan). Field names are
+// stable: tools and checks read them. Without a path it writes nothing. Thread-safe.
+class MetricsLog : public TelemetryObserver {
+ public:
+  // Throws Error naming the path when the file cannot be opened.
+  explicit MetricsLog(const std::string& path);
+
+  bool enabled() const { return out_.is_open(); }
+
+  // A line per report.
+  void OnIteration(int index, int rank, const IterationReport& r) override;
+  void OnServerReport(int index, int rank, const ServerReport& r) override;
+  // The detector flagged (`action` "flag") or cleared a node: `rank` and its role `index`.
+  void Detection(int64_t iteration, double t_s, int rank, const straggler::Detection& d,
+                 const char* action);
+  // A SAS plan: its moves, the slowest server's time over the ideal now and once they are done.
+  void Plan(int64_t iteration, double t_s, const straggler::SasDecision& decision);
+  // A range moved, ordered by `policy` at `iteration`.
+  void Migration(const char* policy, int64_t iteration, double t_s,
+                 const MigrationControl::Move& move);
+
+ private:
+  void Write(const std::string& line, bool flush);
+
+  std::mutex mu_;
+  std::ofstream out_;
+};
+
+}  // namespace pacer

@@ -1,0 +1,23 @@
+#include "session/scheduler_services.h"
+
+#include <vector>
+
+namespace pacer {
+
+SchedulerServices::SchedulerServices(Node& node)
+    : metrics_(node.config().metrics), watch_(node, metrics_), task_authority_(node) {
+  std::vector<TelemetryObserver*> observers = {&metrics_, &watch_};
+  if (MigrationOrders::Wanted(node)) {
+    migration_orders_ = std::make_unique<MigrationOrders>(node, metrics_);
+    observers.push_back(migration_orders_.get());
+  }
+  intake_ = std::make_unique<TelemetryIntake>(node, std::move(observers));
+}
+
+SchedulerServices::~SchedulerServices() { intake_.reset(); }
+
+void SchedulerServices::Stop() {
+  if (migration_orders_) migration_orders_->Stop();
+}
+
+}  // namespace pacer

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <memory>
+
+#include "ps/node/node.h"
+#include "scheduler/metrics_log.h"
+#include "scheduler/migration_orders.h"
+#include "scheduler/straggler_watch.h"
+#include "scheduler/task_authority.h"
+#include "scheduler/telemetry_intake.h"
+
+namespace pacer {
+
+// What the scheduler runs beside its node: the metrics log, the straggler watch over the job's
+// telemetry, the orders that move key ranges (SAS, --migrate_every) and the task authority of
+// EPSP, put together here so that none of those layers knows the others.
+class SchedulerServices : public NodePart {
+ public:
+  explicit SchedulerServices(Node& node);
+  ~SchedulerServices() override;
+
+  void Stop() override;
+
+ private:
+  MetricsLog metrics_;
+  StragglerWatch watch_;
+  std::unique_ptr<MigrationOrders> migration_orders_;  // where the job moves ranges
+  TaskAuthority task_authority_;
+  std::unique_ptr<TelemetryIntake> intake_;  // last: it stops feeding the others first
+};
+
+}  // namespace pacer

@@ -1,0 +1,467 @@
+#include "pacer/detail/routed_client.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <sstream>
+
+#include "common/buffer_pool.h"
+#include "common/gather.h"
+#include "common/str_cat.h"
+#include "pacer/error.h"
+#include "ps/messages/request_validation.h"
+#include "ps/node/node.h"
+#include "worker/pull_assembly.h"
+#include "worker/request_tracker.h"
+
+namespace pacer {
+namespace detail {
+namespace {
+
+const char* OperationName(Operation op) {
+  switch (op) {
+    case Operation::kPush:
+      return "push";
+    case Operation::kPull:
+      return "pull";
+    case Operation::kPushPull:
+      return "push-pull";
+  }
+  return "?";
+}
+
+proto::Command CommandOf(Operation op) {
+  switch (op) {
+    case Operation::kPush:
+      return proto::PUSH;
+    case Operation::kPull:
+      return proto::PULL;
+    case Operation::kPushPull:
+      return proto::PUSH_PULL;
+  }
+  return proto::COMMAND_UNSPECIFIED;
+}
+
+}  // namespace
+
+struct RoutedClient::InflightRequests
+    : std::enable_shared_from_this<RoutedClient::InflightRequests> {
+  // One server's share of a request, as sent.
+  struct Part {
+    Operation op;
+    std::vector<size_t> positions;  // indices into the request's keys
+  };
+  struct Pending {
+    Request request;                     // keys and values, kept to resend redirected parts
+    std::vector<size_t> offsets;         // byte offset of each key's values; see OffsetsOf
+    std::vector<Part> parts;             // indexed by the part number the messages carry
+    std::unique_ptr<PullAssembly> pull;  // pulls and push-pulls
+    std::shared_ptr<ResponseStamp> answer;
+  };
+
+  InflightRequests(Node& n, int app, size_t vsize)
+      : node(n),
+        app_id(app),
+        value_size(vsize),
+        spin(std::chrono::microseconds(std::max(0, n.config().tuning.spin_us))),
+        max_message_bytes(n.config().tuning.max_message_bytes),
+        tracker(n.rank()) {}
+
+  void PartDone(int ts, const std::string& error) {
+    if (tracker.PartDone(ts, error)) Complete(ts);
+  }
+  void OnResponse(Message&& msg);
+  // Resends the keys of a part that a server no longer owns, as the table it sent says.
+  void Redirect(int ts, const Message& msg);
+  // One message per owning server, by the routing table now, for the keys at `positions` (all
+  // keys when null); each is recorded as a part of `p`.
+  using Cut = std::vector<std::pair<int, Message>>;
+  Cut CutParts(int ts, Pending& p, Operation op, const std::vector<size_t>* positions);
+  // The keys at `slice` (one server's) in groups of at most max_message_bytes of values each,
+  // whole keys, in order; one group where the sizes are not known.
+  std::vector<std::vector<size_t>> SplitBySize(Pending& p, bool push, std::vector<size_t> slice);
+  // The message that carries the keys at `slice` of `p`'s request.
+  Message MessageOf(int ts, Pending& p, Operation op, bool pull_after_push, int64_t epoch,
+                    const std::vector<size_t>& slice);
+  // Adds the messages to the request's tracker and sends them. Called with `mu` not held (a send
+  // may complete at once).
+  void SendParts(int ts, Cut messages);
+  // The byte offset of each key's values in a push, computed when a push is first cut over
+  // several servers.
+  const std::vector<size_t>& OffsetsOf(Pending& p);
+  uint8_t* Place(const DecodedHeader& header);
+  void Complete(int ts);
+  std::string Prefix() const { return "rank " + std::to_string(node.rank()) + ": "; }
+
+  Node& node;
+  const int app_id;
+  const size_t value_size;
+  SpinPolicy spin;  // for Wait
+  const int64_t max_message_bytes;
+  int client_id = -1;
+  RequestTracker tracker;
+  BufferPool pool;
+  std::mutex mu;
+  std::map<int, std::shared_ptr<Pending>> pending;
+  KnownLengths known_lens;  // value counts seen in pulls, for placing the next ones
+};
+
+void RoutedClient::InflightRequests::OnResponse(Message&& msg) {
+  int ts = static_cast<int>(msg.meta.request_id());
+  std::string error = msg.meta.error();
+  if (msg.meta.redirect() && error.empty()) {
+    Redirect(ts, msg);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = pending.find(ts);
+    if (it == pending.end()) {
+      LOG(WARNING) << Prefix() << "dropped a response to unknown or abandoned request " << ts
+                   << " from rank " << msg.meta.sender();
+      return;
+    }
+    if (it->second->answer) {
+      it->second->answer->Merge({msg.meta.version(), msg.meta.complete_clock(), msg.meta.clock()});
+    }
+    if (error.empty() && it->second->pull) {
+      if (!msg.vals.empty() && msg.meta.value_size() != static_cast<int>(value_size)) {
+        error = StrCat(Prefix(), "server rank ", msg.meta.sender(), " answered with values of ",
+                       msg.meta.value_size(), " bytes, this KVWorker holds values of ", value_size);
+      } else {
+        it->second->pull->AddResponse(std::move(msg));
+      }
+    }
+  }
+  PartDone(ts, error);
+}
+
+void RoutedClient::InflightRequests::Redirect(int ts, const Message& msg) {
+  std::shared_ptr<Pending> p;
+  Part part;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = pending.find(ts);
+    const int index = msg.meta.part();
+    if (it == pending.end() || index < 0 || index >= static_cast<int>(it->second->parts.size())) {
+      LOG(WARNING) << Prefix() << "dropped a redirect for unknown request " << ts << " part "
+                   << index << " from rank " << msg.meta.sender();
+      return;
+    }
+    p = it->second;
+    part = p->parts[index];
+  }
+  std::string error;
+  try {
+    node.routing().Install(Router::Decode(msg.meta.routing(), node.roles().num_servers()));
+    // A push-pull whose push was applied before its keys moved: only the pull is left to do.
+    const Operation op = msg.meta.pushed() ? Operation::kPull : part.op;
+    SendParts(ts, CutParts(ts, *p, op, &part.positions));
+  } catch (const std::exception& e) {
+    error = StrCat(Prefix(), "redirected by server rank ", msg.meta.sender(), ": ", e.what());
+  }
+  PartDone(ts, error);
+}
+
+const std::vector<size_t>& RoutedClient::InflightRequests::OffsetsOf(Pending& p) {
+  std::lock_guard<std::mutex> lock(mu);
+  const Request& request = p.request;
+  const size_t n = request.keys.count<Key>();
+  if (p.offsets.empty()) {
+    const int32_t* lens = request.lens.as<int32_t>();
+    const size_t uniform = request.values.size() / n;
+    p.offsets.resize(n + 1, 0);
+    for (size_t i = 0; i < n; ++i) {
+      p.offsets[i + 1] =
+          p.offsets[i] + (lens ? static_cast<size_t>(lens[i]) * value_size : uniform);
+    }
+  }
+  return p.offsets;
+}
+
+RoutedClient::InflightRequests::Cut RoutedClient::InflightRequests::CutParts(
+    int ts, Pending& p, Operation op, const std::vector<size_t>* positions) {
+  const Request& request = p.request;
+  const bool push = op != Operation::kPull;
+  const Key* keys = request.keys.as<Key>();
+  const size_t n = request.keys.count<Key>();
+  const bool whole = positions == nullptr;
+  std::vector<Key> part_keys;
+  if (!whole) {
+    for (size_t i : *positions) part_keys.push_back(keys[i]);
+  }
+  const std::shared_ptr<const Router> table = node.routing().current();
+  std::vector<std::vector<size_t>> slices =
+      whole ? table->Slice(keys, n) : table->Slice(part_keys.data(), part_keys.size());
+  // A push-pull resent as a pull asks for the iteration after the one it pushed (see
+  // ParameterServer).
+  const bool pull_after_push = request.op == Operation::kPushPull && op == Operation::kPull;
+  Cut messages;
+  for (int server = 0; server < table->num_servers(); ++server) {
+    if (slices[server].empty()) continue;
+    std::vector<size_t> positions_of_server = std::move(slices[server]);
+    if (!whole) {
+      for (size_t& j : positions_of_server) j = (*positions)[j];
+    }
+    for (std::vector<size_t>& slice : SplitBySize(p, push, std::move(positions_of_server))) {
+      messages.emplace_back(server, MessageOf(ts, p, op, pull_after_push, table->epoch(), slice));
+      std::lock_guard<std::mutex> lock(mu);
+      messages.back().second.meta.set_part(static_cast<int>(p.parts.size()));
+      p.parts.push_back({op, std::move(slice)});
+    }
+  }
+  return messages;
+}
+
+std::vector<std::vector<size_t>> RoutedClient::InflightRequests::SplitBySize(
+    Pending& p, bool push, std::vector<size_t> slice) {
+  const size_t limit = static_cast<size_t>(std::max<int64_t>(0, max_message_bytes));
+  std::vector<std::vector<size_t>> out;
+  const Request& request = p.request;
+  // Bytes of each key: a push's from its values; a pull's from the lengths earlier pulls saw.
+  std::vector<size_t> bytes;
+  if (limit > 0 && push && request.values.size() > limit) {
+    const std::vector<size_t>& offsets = OffsetsOf(p);
+    for (size_t i : slice) bytes.push_back(offsets[i + 1] - offsets[i]);
+  } else if (limit > 0 && !push && slice.size() > 1) {
+    const Key* keys = request.keys.as<Key>();
+    std::lock_guard<std::mutex> lock(mu);
+    for (size_t i : slice) {
+      auto seen = known_lens.find(keys[i]);
+      if (seen == known_lens.end()) break;
+      bytes.push_back(static_cast<size_t>(seen->second) * value_size);
+    }
+  }
+  if (bytes.size() != slice.size()) {
+    out.push_back(std::move(slice));
+    return out;
+  }
+  size_t filled = 0;
+  for (size_t j = 0; j < slice.size(); ++j) {
+    if (out.empty() || (filled > 0 && filled + bytes[j] > limit)) {
+      out.emplace_back();
+      filled = 0;
+    }
+    out.back().push_back(slice[j]);
+    filled += bytes[j];
+  }
+  return out;
+}
+
+Message RoutedClient::InflightRequests::MessageOf(int ts, Pending& p, Operation op,
+                                                  bool pull_after_push, int64_t epoch,
+                                                  const std::vector<size_t>& slice) {
+  const Request& request = p.request;
+  const bool push = op != Operation::kPull;
+  const Key* keys = request.keys.as<Key>();
+  const int32_t* lens = request.lens.as<int32_t>();
+  const size_t n = request.keys.count<Key>();
+  Message msg;
+  proto::Meta& meta = msg.meta;
+  meta.set_command(CommandOf(op));
+  meta.set_sender(node.rank());
+  meta.set_app_id(app_id);
+  meta.set_client_id(client_id);
+  meta.set_request_id(ts);
+  meta.set_value_size(static_cast<int>(value_size));
+  meta.set_user_command(request.user_command);
+  meta.set_clock(request.sync.clock + (pull_after_push && !request.sync.init ? 1 : 0));
+  meta.set_version(request.sync.version);
+  meta.set_weight(request.sync.weight);
+  meta.set_init(request.sync.init && push);
+  meta.set_after_own_push(request.sync.after_own_push);
+  meta.set_state(request.sync.state);
+  meta.set_epoch(epoch);
+  if (slice.size() == n) {
+    msg.keys = request.keys;
+    msg.lens = request.lens;
+    if (push) msg.vals.push_back(request.values);
+  } else {
+    msg.keys = Gather(keys, slice);
+    if (lens) msg.lens = Gather(lens, slice);
+    // Values by reference, one fragment per run of consecutive keys.
+    const std::vector<size_t>* offsets = push ? &OffsetsOf(p) : nullptr;
+    for (size_t j = 0; push && j < slice.size();) {
+      size_t end = j + 1;
+      while (end < slice.size() && slice[end] == slice[end - 1] + 1) ++end;
+      size_t begin_byte = (*offsets)[slice[j]], end_byte = (*offsets)[slice[end - 1] + 1];
+      msg.vals.push_back(request.values.Slice(begin_byte, end_byte - begin_byte));
+      j = end;
+    }
+  }
+  return msg;
+}
+
+void RoutedClient::InflightRequests::SendParts(int ts, Cut messages) {
+  // Counted before any is sent: a send may complete, and its response arrive, at once.
+  tracker.AddParts(ts, 2 * static_cast<int>(messages.size()));
+  for (auto& [server, msg] : messages) {
+    std::weak_ptr<InflightRequests> weak = shared_from_this();
+    auto on_sent = [weak, ts](const std::string& send_error) {
+      auto state = weak.lock();
+      if (!state) return;
+      state->PartDone(ts, send_error);
+      if (!send_error.empty()) state->PartDone(ts, send_error);  // no response will come
+    };
+    node.transport().Send(Roles::ServerRank(server), msg, std::move(on_sent));
+  }
+}
+
+uint8_t* RoutedClient::InflightRequests::Place(const DecodedHeader& header) {
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = pending.find(static_cast<int>(header.meta.request_id()));
+  if (it == pending.end() || !it->second->pull) return nullptr;
+  return it->second->pull->Place(header, known_lens);
+}
+
+void RoutedClient::InflightRequests::Complete(int ts) {
+  std::shared_ptr<Pending> p;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = pending.find(ts);
+    if (it == pending.end()) return;
+    p = std::move(it->second);
+    pending.erase(it);
+  }
+  const Operation op = p->request.op;
+  std::function<void()> callback = std::move(p->request.callback);
+  std::string error = tracker.ErrorOf(ts);
+  if (error.empty() && p->pull) {
+    std::vector<int32_t> lens;
+    error = p->pull->Assemble(Prefix(), OperationName(op), &lens);
+    // Pulls answered in several parts place values by the lengths seen before, and a pull larger
+    // than a message is cut by them the next time; other pulls skip the bookkeeping.
+    auto larger_than_a_message = [&] {
+      return max_message_bytes > 0 && std::accumulate(lens.begin(), lens.end(), int64_t{0}) *
+                                              static_cast<int64_t>(value_size) >
+                                          max_message_bytes;
+    };
+    if (error.empty() && lens.size() > 1 && (p->pull->targets() > 1 || larger_than_a_message())) {
+      std::lock_guard<std::mutex> lock(mu);
+      const Key* keys = p->pull->keys().as<Key>();
+      for (size_t i = 0; i < lens.size(); ++i) known_lens[keys[i]] = lens[i];
+    }
+  }
+  if (error.empty() && callback) {
+    try {
+      callback();
+    } catch (const std::exception& e) {
+      error = Prefix() + "callback of request " + std::to_string(ts) + " threw: " + e.what();
+    }
+  }
+  tracker.Finish(ts, error);
+}
+
+RoutedClient::RoutedClient(Session& session, int app_id, size_t value_size)
+    : requests_(std::make_shared<InflightRequests>(NodeOf(session), app_id, value_size)) {
+  if (!session.is_worker()) {
+    throw Error("rank " + std::to_string(session.rank()) + " is a " + RoleName(session.role()) +
+                ", not a worker: it cannot host a KVWorker");
+  }
+  std::weak_ptr<InflightRequests> weak = requests_;
+  requests_->client_id = requests_->node.dispatcher().AttachClient(
+      [weak](Message&& msg) {
+        if (auto state = weak.lock()) state->OnResponse(std::move(msg));
+      },
+      [weak](const DecodedHeader& header) -> uint8_t* {
+        auto state = weak.lock();
+        return state ? state->Place(header) : nullptr;
+      });
+}
+
+RoutedClient::~RoutedClient() { requests_->node.dispatcher().DetachClient(requests_->client_id); }
+
+int RoutedClient::Submit(Request request) {
+  InflightRequests& s = *requests_;
+  const bool push = request.op != Operation::kPull;
+  const Key* keys = request.keys.as<Key>();
+  const size_t n = request.keys.count<Key>();
+  const int32_t* lens = request.lens.as<int32_t>();
+  const size_t num_lens = request.lens.count<int32_t>();
+  std::string error;
+  if (push && request.values.size() % s.value_size != 0) {
+    error = std::to_string(request.values.size()) + " bytes of values is not a multiple of " +
+            std::to_string(s.value_size);
+  } else {
+    error = ValidateKeyValues(keys, n, lens, num_lens,
+                              push ? request.values.size() / s.value_size : 0, push);
+  }
+  if (!error.empty()) {
+    throw Error(s.Prefix() + "invalid " + OperationName(request.op) + ": " + error);
+  }
+
+  auto pending = std::make_shared<InflightRequests::Pending>();
+  pending->answer = request.sync.answer;
+  const Operation op = request.op;
+  PullDestination destination = std::move(request.destination);
+  pending->request = std::move(request);
+  // Each server part: the send completes, the response arrives. The parts are counted as they
+  // are sent; a placeholder part keeps the request open until then.
+  int ts = s.tracker.Start(1);
+  InflightRequests::Cut cut = s.CutParts(ts, *pending, op, nullptr);
+  if (op != Operation::kPush) {
+    pending->pull = std::make_unique<PullAssembly>(
+        pending->request.keys, static_cast<int>(cut.size()), std::move(destination), s.value_size);
+  }
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.pending[ts] = pending;
+  }
+  s.SendParts(ts, std::move(cut));
+  s.PartDone(ts, "");  // the placeholder that kept the request open while its parts were sent
+  return ts;
+}
+
+Buffer RoutedClient::Copy(const void* data, size_t bytes) {
+  uint8_t* out = nullptr;
+  Buffer copy = requests_->pool.Allocate(bytes, &out);
+  if (bytes > 0) std::memcpy(out, data, bytes);
+  return copy;
+}
+
+Buffer RoutedClient::SumOf(const std::vector<Span<const float>>& inputs) {
+  if (inputs.empty() || inputs.size() > Reducer::kMaxInputs) {
+    throw Error("PushSum of " + std::to_string(inputs.size()) + " local buffers; between 1 and " +
+                std::to_string(Reducer::kMaxInputs) + " are supported");
+  }
+  std::vector<ConstArray> arrays;
+  for (const Span<const float>& in : inputs) {
+    if (in.size() != inputs[0].size()) {
+      throw Error("PushSum: local buffer " + std::to_string(arrays.size()) + " holds " +
+                  std::to_string(in.size()) + " values, buffer 0 holds " +
+                  std::to_string(inputs[0].size()));
+    }
+    arrays.push_back({in.data(), DType::kF32});
+  }
+  uint8_t* out = nullptr;
+  Buffer sum = requests_->pool.Allocate(inputs[0].size() * sizeof(float), &out);
+  requests_->node.reducer().Sum(arrays, {out, DType::kF32}, inputs[0].size());
+  return sum;
+}
+
+void RoutedClient::Wait(int timestamp) {
+  auto timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(requests_->node.config().timeout_s * 1000));
+  try {
+    requests_->tracker.Wait(timestamp, timeout, /*throw_on_timeout=*/true, &requests_->spin,
+                            &requests_->node.transport());
+  } catch (const TimeoutError&) {
+    std::lock_guard<std::mutex> lock(requests_->mu);
+    // Late responses are dropped; values already being received in place still land (see
+    // KVWorker::Wait).
+    requests_->pending.erase(timestamp);
+    throw;
+  }
+}
+
+bool RoutedClient::Wait(int timestamp, std::chrono::milliseconds timeout) {
+  return requests_->tracker.Wait(timestamp, timeout, /*throw_on_timeout=*/false, &requests_->spin,
+                                 &requests_->node.transport());
+}
+
+}  // namespace detail
+}  // namespace pacer
