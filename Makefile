@@ -40,7 +40,7 @@ bench-falcon: build
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 python3 tests/e2e/check_falcon.py \
 	  $$(command -v mpirun) $(BUILD)/bin/pacer-scenario --bench --json=$(BUILD)/falcon-bench.json
 
-# --llc_bytes: this VM's sysconf reports the host's 508 MiB L3; bandwidth falls off past 32 MiB.
+# --llc_bytes: a VM's sysconf may report the host's whole L3; bandwidth falls off past 32 MiB.
 bench-reduce: build
 	$(BUILD)/bin/pacer-reduce-bench --sizes=1MB,16MB,64MB,256MB --targets --llc_bytes=33554432 \
 	  --json=$(BUILD)/reduce-bench.json

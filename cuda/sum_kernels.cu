@@ -8,7 +8,7 @@
 // One fused pass rather than cuBLAS: a copy, N-1 Saxpy and an Sscal read and write the output
 // N+1 times where the fused kernel writes it once, and with 16-bit arrays every Axpy would round
 // the partial sum to 16 bits. `pacer-reduce-bench --device=cuda` prints the GB/s of both (and of a
-// device copy, the ceiling); the figures are to be recorded here when it runs on a GPU.
+// device copy, the ceiling); docs/PERFORMANCE.md records them.
 
 namespace pacer::gpu {
 namespace {

@@ -29,9 +29,8 @@ PSLITE_2S2W_GBPS = 3.1  # dmlc/ps-lite over ZMQ, 2 servers + 2 workers, 1 MB pus
 
 
 def congestion_control():
-    """The kernel's TCP congestion control. TCP figures compare only under the same one: on a
-    2-vCPU Xeon VM raw tag_bw at 1 MiB read a median of 4.69 GB/s under BBR against 8.78 under
-    cubic (docs/PERFORMANCE.md)."""
+    """The kernel's TCP congestion control. TCP figures compare only under the same one: raw
+    tag_bw over loopback reads about half as much under BBR as under cubic (docs/PERFORMANCE.md)."""
     try:
         with open("/proc/sys/net/ipv4/tcp_congestion_control") as f:
             return f.read().strip()
@@ -122,10 +121,9 @@ def main():
     print("# pacer-kv-bench, 2 servers + 2 workers")
     two, text = pacer(5, 2, ["--sizes=1048576", "--window=8", "--ops=push"])
     print(text, end="")
-    # From one launch to the next, raw tag_bw at 1 MiB read 9.6-15.2 GB/s within one run here,
-    # Pacer's pulls 9.8-19.3 and 2 servers + 2 workers 3.24-6.9 x ps-lite: one launch is a draw. The
-    # bandwidth rows judge medians of BW_TURNS turns instead, raw and Pacer taking turns as over
-    # TCP; the first turn is the tables above.
+    # One launch of either side is a draw (raw tag_bw and Pacer both vary widely from one launch
+    # to the next): the bandwidth rows judge medians of BW_TURNS turns instead, raw and Pacer
+    # taking turns as over TCP; the first turn is the tables above.
     big = (MIB, 16 * MIB)
     print(f"# tag_bw and pacer-kv-bench (push, pull) at 1 and 16 MiB, window 8, and 2 servers + "
           f"2 workers: {BW_TURNS - 1} more turns")
@@ -153,9 +151,8 @@ def main():
     spread, text = pacer(3, 1, ["--sizes=1048576,16777216", "--window=8", "--ops=pull",
                                 "--pull_into_one=false"])
     print(text, end="")
-    # Over TCP both sides of either test keep a core busy, and one build's ratio of 1 GiB runs
-    # read 0.47-1.01 over 20 turns: raw and Pacer take turns, TCP_TURNS each, and the medians are
-    # judged.
+    # Over TCP both sides of either test keep a core busy, and single runs vary by a factor of
+    # two: raw and Pacer take turns, TCP_TURNS each, and the medians are judged.
     print(f"# tag_bw over TCP (UCX_TLS=tcp), 1 MiB, and pacer-kv-bench over TCP, {TCP_TURNS} turns"
           f" (TCP congestion control: {congestion_control()})")
     raw_tcp_runs, tcp_runs = [], []

@@ -77,8 +77,8 @@ AllreduceFigures CompareWithAllreduce(Session& session, KVWorker<float>& kv, MPI
     session.Barrier(kWorkerGroup);  // nobody pushes again before everyone has checked
     return t;
   };
-  // Both warm up first; then they take turns, so that a slow phase of a shared machine (these VMs
-  // swing by half from one second to the next) falls on both alike.
+  // Both warm up first; then they take turns, so that a slow phase of a shared machine falls on
+  // both alike.
   time_allreduce();
   time_pacer();
   std::vector<double> allreduce, pacer;

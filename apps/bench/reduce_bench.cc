@@ -55,7 +55,7 @@ using Clock = std::chrono::steady_clock;
 
 // Median seconds of one run of `op` and, when given, of `reference`, after a warm-up run of each,
 // repeated for --min_seconds. The two are timed in alternation so that both see the same machine:
-// this VM's memory bandwidth drifts by up to 2x within seconds.
+// a shared VM's memory bandwidth drifts within seconds.
 std::pair<double, double> MedianSeconds(const std::function<void()>& op,
                                         const std::function<void()>* reference, Reducer& reducer) {
   auto time = [&](const std::function<void()>& run) {

@@ -34,10 +34,9 @@ bool JudgeTargets(const std::vector<Point>& points, size_t last_level_cache_byte
     const bool step = p.op == "sgd" || p.op == "momentum" || p.op == "adam";
     if ((!sum && !step) || WorkingSet(p) <= last_level_cache_bytes) continue;
     const bool cuda = p.device == "cuda";
-    // A sum is held to a plain loop of its own shape, not to a += b: this machine streams 3
-    // arrays faster than 9 whatever the code (a plain 8-input loop gets 0.74-0.77 x a += b), and
-    // writing lines it never read costs an out-of-place sum a read of each. The ratio to a += b
-    // is printed too.
+    // A sum is held to a plain loop of its own shape, not to a += b: a machine streams 3 arrays
+    // faster than 9 whatever the code, and writing lines it never read costs an out-of-place sum
+    // a read of each. The ratio to a += b is printed too.
     const Point* literal = cuda ? nullptr : Find(points, p, "add_loop");
     const Point* standalone = cuda ? Find(points, p, "d2d_copy") : nullptr;
     const std::string ref_name = cuda ? "d2d_copy" : p.ref;

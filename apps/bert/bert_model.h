@@ -12,7 +12,7 @@ namespace pacer {
 namespace apps {
 
 // A BERT encoder with its masked-language-model head, in libtorch behind this torch-free interface
-// (each file that includes torch costs about 20 s to compile). The layers are BERT's: token,
+// (each file that includes torch is slow to compile). The layers are BERT's: token,
 // learned position and segment embeddings (one segment used; two kept so that BERT-base's shapes
 // are exact), LayerNorm and dropout; `layers` post-LN transformer layers (multi-head self-attention
 // that ignores [PAD] keys, a GELU feed-forward); then dense + GELU + LayerNorm and a decoder to the

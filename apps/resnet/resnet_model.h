@@ -11,7 +11,7 @@ namespace pacer {
 namespace apps {
 
 // A ResNet for 28 x 28 grey images (Fashion-MNIST), in libtorch behind this torch-free interface
-// (each file that includes torch costs about 20 s to compile).
+// (each file that includes torch is slow to compile).
 //   arch "small": a 3 x 3 stem, then three stages of basic blocks (width, 2 x width, 4 x width;
 //     (depth - 2) / 6 blocks each, as CIFAR's ResNet-20 family), average pooling, a linear layer;
 //   arch "resnet50": ResNet-50's layers (7 x 7 stem, bottlenecks 3-4-6-3, widths 64 to 2048).

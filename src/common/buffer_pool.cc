@@ -33,9 +33,9 @@ void* AllocateHuge(size_t bytes) {
 
 }  // namespace
 
-struct BufferPool::State {
-  explicit State(size_t max) : max_cached(max), free_lists(kClasses) {}
-  ~State() {
+struct BufferPool::Cache {
+  explicit Cache(size_t max) : max_cached(max), free_lists(kClasses) {}
+  ~Cache() {
     for (int c = 0; c < kClasses; ++c) {
       if (Carved(c)) continue;  // their memory is the slabs'
       for (void* p : free_lists[c]) std::free(p);
@@ -96,15 +96,15 @@ struct BufferPool::State {
 };
 
 BufferPool::BufferPool(size_t max_cached_bytes)
-    : state_(std::make_shared<State>(max_cached_bytes)) {}
+    : cache_(std::make_shared<Cache>(max_cached_bytes)) {}
 
 Buffer BufferPool::Allocate(size_t size, uint8_t** writable) {
   const int c = ClassOf(size);
-  void* p = state_->Take(c);
+  void* p = cache_->Take(c);
   *writable = static_cast<uint8_t*>(p);
-  std::shared_ptr<State> state = state_;
-  return Buffer(p, size, std::shared_ptr<const void>(p, [state, c](const void* q) {
-                  state->Give(const_cast<void*>(q), c);
+  std::shared_ptr<Cache> cache = cache_;
+  return Buffer(p, size, std::shared_ptr<const void>(p, [cache, c](const void* q) {
+                  cache->Give(const_cast<void*>(q), c);
                 }));
 }
 

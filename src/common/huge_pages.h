@@ -11,7 +11,8 @@ namespace pacer {
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 
 // `bytes` rounded up to whole huge pages, aligned to one and advised onto transparent huge pages
-// (a hint the kernel may ignore; this VM's THP mode is `madvise`). Hardware prefetchers stop at
+// (a hint the kernel may ignore, and the only way to them where its THP mode is `madvise`).
+// Hardware prefetchers stop at
 // page boundaries, and a copy between processes pins each page it touches. Free with std::free;
 // nullptr when out of memory.
 inline void* AllocateOnHugePages(size_t bytes) {

@@ -11,7 +11,7 @@
 namespace pacer {
 
 // How long a thread that ran out of work should poll before it blocks. Polling pays when the next
-// event comes sooner than a wake-up would take (tens of microseconds on these VMs); when events are
+// event comes sooner than a wake-up would take (tens of microseconds on a VM); when events are
 // further apart, polling only takes a core from the threads that produce them (on a 2-core host,
 // the very threads being waited for). So: poll up to `max_spin`, but only while the recent idle
 // gaps (an exponentially weighted mean) stay within it.
@@ -60,8 +60,7 @@ class IdlePoller {
     }
     if (now - idle_since_ >= budget_) return false;
     // Poll politely, now and then: a thread we wait for may need this core. A yield is a system
-    // call (about 1 us on these VMs, 1-2 us more per round trip when every pass yields), so most
-    // passes only pause the CPU.
+    // call, which a round trip would pay on every pass, so most passes only pause the CPU.
     if (now - last_yield_ >= kYieldEvery) {
       std::this_thread::yield();
       last_yield_ = now;

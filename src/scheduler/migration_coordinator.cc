@@ -48,12 +48,7 @@ MigrationControl::Move MigrationCoordinator::MoveRange(int range, int to) {
   if (to == from) throw Error(StrCat("range ", range, " belongs to server ", to, " already"));
   next.Move(range, to);  // throws for a server that does not exist
   const int64_t request_id = channel_.Begin(1);
-  Message order;
-  order.meta.set_command(proto::MIGRATE);
-  order.meta.set_sender(node_.rank());
-  order.meta.set_app_id(app_id_);
-  order.meta.set_client_id(channel_.client_id());
-  order.meta.set_request_id(request_id);
+  Message order = channel_.Request(proto::MIGRATE, node_.rank(), app_id_, request_id);
   order.meta.set_range(range);
   order.meta.set_target(to);
   order.meta.set_routing(next.Encode());

@@ -36,7 +36,7 @@ class SasBalancer {
   // a push or two; a shorter memory let that noise pass the imbalance threshold in S6.
   static constexpr double kLoadDecay = 0.95;
   // The first boundaries' bytes are dropped: the first iterations fault their pages in and leave
-  // some servers' pushes in later reports (one server looked 29% busier than another in S6).
+  // some servers' pushes in later reports, so that balanced servers look unbalanced.
   static constexpr int kWarmupBoundaries = 3;
   // Then loads are measured over this many boundaries before the first decision.
   static constexpr int kMeasuredBoundaries = 5;

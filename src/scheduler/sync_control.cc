@@ -44,12 +44,7 @@ class ModeSwitchCoordinator {
     const int servers = node_.roles().num_servers();
     const int64_t request_id = channel_.Begin(servers);
     for (int s = 0; s < servers; ++s) {
-      Message msg;
-      msg.meta.set_command(command);
-      msg.meta.set_sender(node_.rank());
-      msg.meta.set_app_id(app_id_);
-      msg.meta.set_client_id(channel_.client_id());
-      msg.meta.set_request_id(request_id);
+      Message msg = channel_.Request(command, node_.rank(), app_id_, request_id);
       msg.meta.set_sync_mode(mode);
       msg.meta.set_clock(clock);
       node_.transport().Send(Roles::ServerRank(s), msg, nullptr);

@@ -37,7 +37,7 @@ class RequestTracker {
   // Waits until finished, forgets the request, and throws Error if it failed. With
   // `throw_on_timeout`, a timeout throws TimeoutError and abandons the request (late parts are
   // dropped); otherwise a timeout returns false and the request stays. With a spin policy, polls
-  // for its budget before blocking (waking a blocked thread costs tens of microseconds), and
+  // for its budget before blocking (waking a blocked thread costs more than a short poll), and
   // records how long the wait took; with a `transport` that can, it polls and blocks in the
   // transport, receiving the reply on this thread (Transport::PollUntil). One waiter per request.
   bool Wait(int timestamp, std::chrono::milliseconds timeout, bool throw_on_timeout,

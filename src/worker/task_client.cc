@@ -15,13 +15,8 @@ TaskClient::TaskClient(Node& node, int app_id)
 
 void TaskClient::Send(int64_t clock, int64_t tasks_per_worker, int64_t task_limit,
                       const std::optional<Done>& done, bool prefetch) {
-  Message request;
-  request.meta.set_command(proto::TASK);
-  request.meta.set_sender(node_.rank());
-  request.meta.set_client_id(channel_.client_id());
-  request.meta.set_request_id(channel_.Begin(1));
+  Message request = channel_.Request(proto::TASK, node_.rank(), app_id_, channel_.Begin(1));
   request.meta.set_clock(clock);
-  request.meta.set_app_id(app_id_);
   request.meta.set_tasks_per_worker(tasks_per_worker);
   request.meta.set_task_limit(task_limit);
   request.meta.set_task_prefetch(prefetch);

@@ -1,5 +1,7 @@
 #include "transport_conformance.h"
 
+#include "test_messages.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,101 +20,8 @@ namespace pacer {
 namespace testing {
 namespace {
 
-constexpr auto kDeadline = std::chrono::seconds(120);
+constexpr auto kDeadline = kMessageDeadline;
 constexpr int64_t kInflightCap = 1 << 20;
-
-// The byte at `i` of the payload of message `index` from `sender`: a pattern that differs by
-// sender, message and position, so that a payload from another message, or shifted, shows.
-uint8_t PatternByte(int sender, int64_t index, size_t i) {
-  return static_cast<uint8_t>(sender * 131 + index * 17 + i * 7 + (i >> 9));
-}
-
-// Message `index` from `sender`: `bytes` of values cut into `fragments` pieces (a gather list),
-// and `keys` keys (past kMaxIndexInHeader they travel in the payload, before the values).
-Message TestMessage(int sender, int64_t index, size_t bytes, int fragments = 1, int keys = 1) {
-  Message msg;
-  msg.meta.set_command(proto::PUSH);
-  msg.meta.set_sender(sender);
-  msg.meta.set_request_id(index);
-  msg.meta.set_value_size(1);
-  std::vector<Key> key_list(keys);
-  for (int k = 0; k < keys; ++k) key_list[k] = static_cast<Key>(index) * 1000 + k;
-  msg.keys = Buffer::FromVector(std::move(key_list));
-  std::vector<uint8_t> values(bytes);
-  for (size_t i = 0; i < bytes; ++i) values[i] = PatternByte(sender, index, i);
-  const Buffer whole = Buffer::FromVector(std::move(values));
-  for (int f = 0; f < fragments; ++f) {
-    const size_t begin = bytes * f / fragments, end = bytes * (f + 1) / fragments;
-    msg.vals.push_back(whole.Slice(begin, end - begin));
-  }
-  return msg;
-}
-
-struct Received {
-  proto::Meta meta;
-  Buffer keys;
-  Buffer values;                    // joined
-  const uint8_t* landed = nullptr;  // where the first fragment of the values lay
-};
-
-// What one rank received, in arrival order.
-class Inbox {
- public:
-  Transport::ReceiveHandler Handler() {
-    return [this](Message&& msg) {
-      Received r{msg.meta, msg.keys, msg.vals_buffer(),
-                 msg.vals.empty() ? nullptr : msg.vals[0].data()};
-      std::lock_guard<std::mutex> lock(mu_);
-      received_.push_back(std::move(r));
-      changed_.notify_all();
-    };
-  }
-  // Waits until `count` messages came; false (with a failure naming how many came) after the
-  // deadline.
-  bool WaitFor(size_t count) {
-    std::unique_lock<std::mutex> lock(mu_);
-    const bool came = changed_.wait_for(lock, kDeadline, [&] { return received_.size() >= count; });
-    EXPECT_TRUE(came) << received_.size() << " of " << count << " messages came";
-    return came;
-  }
-  std::vector<Received> All() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return received_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable changed_;
-  std::vector<Received> received_;
-};
-
-// Whether `r` is message `r.meta.request_id()` from its sender as TestMessage made it, `bytes` of
-// values and `keys` keys; a failure names what differs.
-::testing::AssertionResult Intact(const Received& r, size_t bytes, int keys = 1) {
-  const int sender = r.meta.sender();
-  const int64_t index = r.meta.request_id();
-  if (r.values.size() != bytes) {
-    return ::testing::AssertionFailure() << "message " << index << " from rank " << sender << ": "
-                                         << r.values.size() << " bytes, sent " << bytes;
-  }
-  for (size_t i = 0; i < bytes; ++i) {
-    if (r.values.data()[i] != PatternByte(sender, index, i)) {
-      return ::testing::AssertionFailure() << "message " << index << " from rank " << sender
-                                           << " of " << bytes << " bytes differs at byte " << i;
-    }
-  }
-  if (r.keys.count<Key>() != static_cast<size_t>(keys)) {
-    return ::testing::AssertionFailure() << "message " << index << " from rank " << sender << ": "
-                                         << r.keys.count<Key>() << " keys, sent " << keys;
-  }
-  for (int k = 0; k < keys; ++k) {
-    if (r.keys.as<Key>()[k] != static_cast<Key>(index) * 1000 + k) {
-      return ::testing::AssertionFailure()
-             << "message " << index << " from rank " << sender << ": key " << k << " differs";
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
 
 // The transport running for the check's body: started once every rank is ready to receive, and
 // stopped (collectively) when the body ends, also where an assertion ended it early.
@@ -138,38 +47,6 @@ class Running {
   Bootstrap& bootstrap_;
 };
 
-// Counts the completions of sends, and the errors among them.
-class Completions {
- public:
-  Transport::SendCallback Callback() {
-    return [this](const std::string& error) {
-      std::lock_guard<std::mutex> lock(mu_);
-      ++done_;
-      if (!error.empty()) errors_.push_back(error);
-      changed_.notify_all();
-    };
-  }
-  // Waits until `count` sends completed; false after the deadline.
-  bool WaitFor(int64_t count) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return changed_.wait_for(lock, kDeadline, [&] { return done_ >= count; });
-  }
-  int64_t done() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return done_;
-  }
-  std::vector<std::string> errors() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return errors_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable changed_;
-  int64_t done_ = 0;
-  std::vector<std::string> errors_;
-};
-
 int Next(const Bootstrap& b) { return (b.rank() + 1) % b.size(); }
 int Previous(const Bootstrap& b) { return (b.rank() + b.size() - 1) % b.size(); }
 
@@ -187,7 +64,7 @@ void MessagesArriveInOrder(Transport& transport, Bootstrap& bootstrap) {
   }
   if (!inbox.WaitFor(static_cast<size_t>(kPerPeer) * bootstrap.size())) return;
   std::map<int, int64_t> next_index;  // by sender
-  for (const Received& r : inbox.All()) {
+  for (const Message& r : inbox.All()) {
     const int sender = r.meta.sender();
     ASSERT_EQ(r.meta.request_id(), next_index[sender]++) << "from rank " << sender;
     ASSERT_TRUE(Intact(r, kSizes[r.meta.request_id() % 5]));
@@ -233,7 +110,7 @@ void PayloadsOfEverySizeArriveIntact(Transport& transport, Bootstrap& bootstrap)
   }
   EXPECT_EQ(sent.errors(), std::vector<std::string>());
   std::set<int64_t> seen;
-  for (const Received& r : inbox.All()) {
+  for (const Message& r : inbox.All()) {
     const int64_t index = r.meta.request_id();
     ASSERT_EQ(r.meta.sender(), Previous(bootstrap));
     ASSERT_TRUE(seen.insert(index).second) << "message " << index << " came twice";
@@ -272,11 +149,11 @@ void LargePayloadsLandWhereTheReceiverPlacesThem(Transport& transport, Bootstrap
     if (!inbox.WaitFor(kMessages)) return;
   }
   std::lock_guard<std::mutex> lock(mu);
-  for (const Received& r : inbox.All()) {
+  for (const Message& r : inbox.All()) {
     EXPECT_TRUE(Intact(r, kBytes));
     auto placed = destinations.find(r.meta.request_id());
     if (placed != destinations.end()) {
-      EXPECT_EQ(r.landed, placed->second.data()) << "message " << r.meta.request_id();
+      EXPECT_EQ(r.vals.empty() ? nullptr : r.vals[0].data(), placed->second.data()) << "message " << r.meta.request_id();
     }
   }
   if (transport.name() != "local") {
@@ -308,7 +185,7 @@ void BackPressureKeepsEverySend(Transport& transport, Bootstrap& bootstrap) {
   EXPECT_EQ(sent.errors(), std::vector<std::string>());
   int64_t next_small = 0;
   std::set<int64_t> seen;
-  for (const Received& r : inbox.All()) {
+  for (const Message& r : inbox.All()) {
     const int64_t index = r.meta.request_id();
     ASSERT_TRUE(seen.insert(index).second) << "message " << index << " came twice";
     if (index < kSmall) {
@@ -337,7 +214,7 @@ void StoppingWithMessagesInFlight(Transport& transport, Bootstrap& bootstrap) {
   EXPECT_EQ(sent.done(), 2 * kEach) << "sends completed by the stop";
   EXPECT_EQ(sent.errors(), std::vector<std::string>());
   std::set<int64_t> seen;
-  for (const Received& r : inbox.All()) {
+  for (const Message& r : inbox.All()) {
     EXPECT_TRUE(seen.insert(r.meta.request_id()).second) << "message came twice";
     EXPECT_TRUE(Intact(r, bytes_of(r.meta.request_id())));
   }
@@ -384,7 +261,7 @@ void MalformedFramesAreDropped(Transport& transport, Bootstrap& bootstrap) {
     bootstrap.Barrier(kDeadline);  // a late bad one would show below
   }
   int64_t next = 0;
-  for (const Received& r : inbox.All()) {
+  for (const Message& r : inbox.All()) {
     ASSERT_EQ(r.meta.request_id(), next++) << "a malformed message was delivered, or one was lost";
     EXPECT_TRUE(Intact(r, 64));
   }

@@ -18,8 +18,8 @@ namespace testing {
 // with every rank (itself too), checks with GoogleTest assertions what arrived and stops it.
 //
 // What a transport promises (see Transport): every message sent arrives once, intact, and its
-// send completes once; messages below the rendezvous threshold from one rank to another arrive in
-// the order they were sent; a payload lands where the receiver's placer says when it says so;
+// send completes once; small messages (a few KiB, which UCX sends eagerly) from one rank to
+// another arrive in the order they were sent; a payload lands where the receiver's placer says when it says so;
 // input that is no message is dropped, never delivered, and what follows it still arrives.
 struct ConformanceCheck {
   const char* name;

@@ -41,7 +41,16 @@ ControlChannel::ControlChannel(Dispatcher& dispatcher, double timeout_s)
 
 ControlChannel::~ControlChannel() { exchange_->dispatcher.DetachClient(exchange_->client_id); }
 
-int ControlChannel::client_id() const { return exchange_->client_id; }
+Message ControlChannel::Request(proto::Command command, int sender, int app_id,
+                                int64_t request_id) const {
+  Message request;
+  request.meta.set_command(command);
+  request.meta.set_sender(sender);
+  request.meta.set_app_id(app_id);
+  request.meta.set_client_id(exchange_->client_id);
+  request.meta.set_request_id(request_id);
+  return request;
+}
 
 int64_t ControlChannel::Begin(int answers) {
   std::lock_guard<std::mutex> lock(exchange_->mu);

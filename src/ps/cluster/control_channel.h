@@ -24,7 +24,9 @@ class ControlChannel {
 
   // Starts an exchange that waits for `answers` answers; returns the request id to send with.
   int64_t Begin(int answers);
-  int client_id() const;
+  // A request of `command` from rank `sender` for `app_id`, of exchange `request_id` (Begin's),
+  // whose answers come back to this channel.
+  Message Request(proto::Command command, int sender, int app_id, int64_t request_id) const;
   // The answers' metas once all came. Throws TimeoutError naming `what` after the session's
   // timeout_s, and Error once Cancel was called.
   std::vector<proto::Meta> Wait(const std::string& what);

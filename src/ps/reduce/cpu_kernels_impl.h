@@ -15,10 +15,9 @@
 namespace pacer::PACER_KERNEL_NAMESPACE {
 
 // Vectors per input per step: one 64-byte line of the widest operand (fp32: one zmm or two ymm;
-// all 16-bit: twice that). Past the cache, with 4 and 8 fp32 inputs in place, that held 0.90-1.00 x
-// a plain loop of the same shape where two lines per input per step dropped to 0.77-0.88 and four
-// lines to 0.6 (loads of one stream in flight starve the others); 16-bit sums stepping half a line
-// dropped to 0.62-0.77.
+// all 16-bit: twice that). Past the cache, more lines per input and step starve the other streams
+// (loads of one stream in flight hold up the rest), and 16-bit sums stepping half a line waste
+// the fetch of the other half.
 constexpr size_t kUnrollF32 = 64 / (Wide::kLanes * sizeof(float));
 
 // Inputs whose types are known only at run time: one switch per input per step, taken the same

@@ -11,7 +11,7 @@ namespace detail {
 namespace {
 
 // The wall clock, not the thread's CPU time that requests are measured in where ranks share
-// cores: that is a system call (1.3 us on a 2-core VM), twice per piece of a few microseconds.
+// cores: that is a system call, read twice per piece of a few microseconds, a large share of it.
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }

@@ -15,7 +15,7 @@ namespace {
 constexpr size_t kMaxRemoteIov = 1024;  // the kernel's UIO_MAXIOV
 constexpr uint64_t kPage = 4096;
 // How long a helper polls for the next read before it sleeps, while reads come that close: a
-// stream's come closer than a wake-up takes on these VMs.
+// stream's reads come closer together than a wake-up takes.
 constexpr auto kHelperSpin = std::chrono::microseconds(200);
 
 }  // namespace

@@ -21,9 +21,8 @@ struct RemoteRange {
 
 // Reads another process's memory into this one's (Linux cross-memory attach, process_vm_readv),
 // a large read split over several threads: the caller's and `threads - 1` helpers. One thread's
-// copy is bound by how many cache misses one core keeps in flight, not by the memory: 16 MiB
-// reads, 8 buffers in turn, read 3.8 GB/s with one thread and 7.6 with two on an Intel Xeon VM
-// (2 cores). Split reads are serialized; the helpers sleep between them.
+// copy is bound by how many cache misses one core keeps in flight, not by the memory. Split reads
+// are serialized; the helpers sleep between them.
 class CrossMemoryReader {
  public:
   // Reads smaller than this are not split (a helper's wake-up would cost more than it saves).

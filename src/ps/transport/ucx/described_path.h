@@ -21,6 +21,7 @@ class DescribedPath : public PayloadPath {
   DescribedPath(PathServices& services, SharedMemoryRoutes& routes)
       : PayloadPath(services), routes_(routes) {}
 
+  const char* name() const override { return "described"; }
   std::vector<unsigned> message_ids() const override;
   bool Take(OutgoingSend& send) override;
   void Post(OutgoingSend& send) override;

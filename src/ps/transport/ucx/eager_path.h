@@ -15,6 +15,7 @@ class EagerPath : public PayloadPath {
   EagerPath(PathServices& services, RendezvousPath& rendezvous)
       : PayloadPath(services), rendezvous_(rendezvous) {}
 
+  const char* name() const override { return "eager"; }
   std::vector<unsigned> message_ids() const override;
   bool Take(OutgoingSend& send) override;
   ucs_status_t Receive(unsigned id, const void* header, size_t header_length, void* data,

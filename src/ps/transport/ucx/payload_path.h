@@ -2,6 +2,7 @@
 
 #include <ucp/api/ucp.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -94,6 +95,8 @@ class PayloadPath {
  public:
   virtual ~PayloadPath() = default;
 
+  // The path's name, as SendsByPath gives it.
+  virtual const char* name() const = 0;
   // The active messages this path sends and receives.
   virtual std::vector<unsigned> message_ids() const = 0;
   // Takes `send` if this path carries it, setting its message id and rewriting what goes on the
@@ -111,9 +114,16 @@ class PayloadPath {
   // A pass of the driver found nothing to do.
   virtual void Idle() {}
 
+  // How many sends this path took.
+  int64_t taken() const { return taken_.load(std::memory_order_relaxed); }
+  void CountTaken() { taken_.fetch_add(1, std::memory_order_relaxed); }
+
  protected:
   explicit PayloadPath(PathServices& services) : services_(services) {}
   PathServices& services_;
+
+ private:
+  std::atomic<int64_t> taken_{0};
 };
 
 }  // namespace pacer

@@ -17,6 +17,7 @@ class RendezvousPath : public PayloadPath {
  public:
   explicit RendezvousPath(PathServices& services) : PayloadPath(services) {}
 
+  const char* name() const override { return "rendezvous"; }
   std::vector<unsigned> message_ids() const override;
   bool Take(OutgoingSend& send) override;
   void Post(OutgoingSend& send) override;

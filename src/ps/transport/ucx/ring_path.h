@@ -17,6 +17,7 @@ class RingPath : public PayloadPath {
   RingPath(PathServices& services, SharedMemoryRoutes& routes)
       : PayloadPath(services), routes_(routes) {}
 
+  const char* name() const override { return "ring"; }
   std::vector<unsigned> message_ids() const override;
   bool Take(OutgoingSend& send) override;
   ucs_status_t Receive(unsigned id, const void* header, size_t header_length, void* data,

@@ -8,11 +8,8 @@ namespace pacer {
 // Over TCP a streamed payload goes as pieces, one `sendmsg` each, and the kernel ends every
 // `sendmsg` with a segment of its own: a piece of 256 KiB with its headers filled 4 segments of
 // loopback and began a fifth, which carried a few dozen bytes. Each segment costs the whole
-// loopback path (transmit, the receiver's TCP work, a wake-up, an ACK) whatever it carries. On a
-// 2-core Intel Xeon VM, 1 MiB pushes at window 8, segments counted both ways: 256 KiB pieces
-// made 29.4 segments per MiB, pieces that fill 4 whole segments 23.7, and over 5 interleaved
-// turns 2.46 against 3.95 GB/s (medians); 64 KiB pieces made 45 segments per MiB against 25 for
-// pieces that fill one, and 1.49 against 3.76 GB/s (4 turns). So pieces fill whole segments.
+// loopback path (transmit, the receiver's TCP work, a wake-up, an ACK) whatever it carries. So
+// pieces fill whole segments.
 
 // Loopback's TCP segment: IP's 65535-byte packet less the IPv4 and TCP headers and the timestamp
 // option. Every TCP connection between two ranks of one host goes through loopback. Elsewhere
@@ -20,8 +17,7 @@ namespace pacer {
 // them, and the partial one it may end with is one segment in 180 (not measured).
 constexpr size_t kLoopbackSegmentBytes = 65483;
 
-// What UCX adds to a piece's own headers on the wire: its active-message headers took 12-19
-// bytes in UCX 1.13 (found by the piece size at which a segment more was sent); with room to
+// What UCX adds to a piece's own headers on the wire (its active-message headers), with room to
 // spare.
 constexpr size_t kUcxWireHeaderBytes = 64;
 
@@ -38,13 +34,8 @@ constexpr size_t kUnpacedPieceTarget = size_t{256} << 10;
 
 // The piece target where the caller leaves it to Pacer (--stream_piece_bytes=-1), by the kernel's
 // TCP congestion control (`congestion_control`, as /proc/sys/net/ipv4/tcp_congestion_control names
-// it): one segment under BBR, which paces a socket's segments out, and 256 KiB (4 segments) under
-// any other. On a 2-core AMD EPYC VM, loopback, pushes at window 8, medians of 10-20 interleaved
-// 1 GiB turns per sitting: under BBR, 1 MiB pushes in one-segment pieces read 3.85-4.45 GB/s
-// against 3.26-4.05 in 4-segment ones over six sittings (faster in 14 of 20 and 11 of 16 turns
-// where counted), 4 MiB pushes were faster in 8 of 10 turns, 16 MiB ones 3-14% slower. Under
-// cubic, which does not pace, one-segment pieces were 13-23% slower (in every turn of three
-// sittings, and in 8 of 10 of a fourth).
+// it): one segment under BBR, which paces a socket's segments out, so that a piece leaves as soon
+// as it is cut, and 256 KiB (4 segments) under any other, where fewer, larger sends cost less.
 size_t StreamPieceTarget(const std::string& congestion_control);
 
 // The kernel's TCP congestion control for new connections, or "" where it cannot be read.

@@ -34,11 +34,9 @@ struct SharedMemoryLocation {
 // A sender's ring of shared memory for large payloads to ranks on its host. The sender copies a
 // payload into a record of the ring and sends only its location; the reader maps the ring once
 // and hands the record out as a Buffer whose release marks it free. This replaces a rendezvous
-// (request, ready, a cross-process copy, done) with one small message. 1 MiB pushes, window 8:
-// 20.5-25.4 against 15.1-15.7 GB/s by UCX rendezvous on an AMD EPYC VM; 7.6-8.3 against 7.0-7.9
-// on an Intel Xeon VM, where the copy had to be a plain one (streaming stores, which send the
-// lines to memory past the shared cache the reader would find them in, made 5.7-6.9 against
-// plain copies' 7.6-9.1 in another sitting).
+// (request, ready, a cross-process copy, done) with one small message. The copy into the ring is
+// a plain one: streaming stores would send the lines to memory, past the shared cache where the
+// reader finds them.
 //
 // A record goes at the lowest offset where it fits, so a steady stream reuses as few pages as it
 // has bytes in flight, and the pages of a ring are touched only as far as the stream reaches.

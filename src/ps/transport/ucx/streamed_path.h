@@ -24,6 +24,7 @@ class StreamedPath : public PayloadPath {
   StreamedPath(PathServices& services, size_t piece_bytes)
       : PayloadPath(services), piece_bytes_(piece_bytes) {}
 
+  const char* name() const override { return "streamed"; }
   std::vector<unsigned> message_ids() const override;
   bool Take(OutgoingSend& send) override;
   void Post(OutgoingSend& send) override;

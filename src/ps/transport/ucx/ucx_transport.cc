@@ -188,6 +188,7 @@ void UcxTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<B
       }
     }
   }
+  send->path->CountTaken();
   for (const Buffer& f : send->fragments) {
     send->iov.push_back(ucp_dt_iov_t{const_cast<uint8_t*>(f.data()), f.size()});
   }
@@ -229,6 +230,12 @@ void UcxTransport::SendRawActiveMessage(int dst, unsigned id, std::vector<uint8_
   send->path_data = std::move(raw);
   QueueUncapped(send);
   if (sleeping_.load()) ucp_worker_signal(worker_.get());
+}
+
+std::map<std::string, int64_t> UcxTransport::SendsByPath() const {
+  std::map<std::string, int64_t> sends;
+  for (const auto& path : paths_) sends[path->name()] = path->taken();
+  return sends;
 }
 
 void UcxTransport::QueueUncapped(OutgoingSend* send) {

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -90,6 +91,8 @@ class UcxTransport : public Transport, private PathServices {
   bool PollUntil(const std::function<bool()>& done, std::chrono::steady_clock::time_point deadline,
                  std::chrono::microseconds spin) override;
 
+  // How many sends each path took, by the path's name (what carried this rank's payloads).
+  std::map<std::string, int64_t> SendsByPath() const;
   // Posts an active message of `id` with these bytes as they are, past every path's checks: what
   // a test uses to deliver input no path would produce.
   void SendRawActiveMessage(int dst, unsigned id, std::vector<uint8_t> header,
