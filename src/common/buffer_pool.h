@@ -9,8 +9,9 @@
 namespace pacer {
 
 // Recycles receive buffers. A fresh allocation of a large buffer costs a page fault per 4 KiB on
-// first touch, about as long as moving the data; buffers returned here keep their pages. Sizes round up to a power of two (at least 4 KiB); at most `max_cached_bytes` wait
-// for reuse, the rest go back to the system. Thread-safe; buffers may outlive the pool.
+// first touch, about as long as moving the data; buffers returned here keep their pages. Sizes
+// round up to a power of two (at least 4 KiB); at most `max_cached_bytes` wait for reuse, the rest
+// go back to the system. Thread-safe; buffers may outlive the pool.
 //
 // Buffers of 256 KiB and more lie on transparent huge pages: a rendezvous copy into them pins one
 // page instead of 512 per 2 MiB, and sums stream without restarting every 4 KiB. Those under 2 MiB

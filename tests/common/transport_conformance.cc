@@ -1,7 +1,5 @@
 #include "transport_conformance.h"
 
-#include "test_messages.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +13,7 @@
 #include <utility>
 
 #include "pacer/types.h"
+#include "test_messages.h"
 
 namespace pacer {
 namespace testing {
@@ -153,7 +152,8 @@ void LargePayloadsLandWhereTheReceiverPlacesThem(Transport& transport, Bootstrap
     EXPECT_TRUE(Intact(r, kBytes));
     auto placed = destinations.find(r.meta.request_id());
     if (placed != destinations.end()) {
-      EXPECT_EQ(r.vals.empty() ? nullptr : r.vals[0].data(), placed->second.data()) << "message " << r.meta.request_id();
+      EXPECT_EQ(r.vals.empty() ? nullptr : r.vals[0].data(), placed->second.data())
+          << "message " << r.meta.request_id();
     }
   }
   if (transport.name() != "local") {

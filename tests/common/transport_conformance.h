@@ -19,8 +19,9 @@ namespace testing {
 //
 // What a transport promises (see Transport): every message sent arrives once, intact, and its
 // send completes once; small messages (a few KiB, which UCX sends eagerly) from one rank to
-// another arrive in the order they were sent; a payload lands where the receiver's placer says when it says so;
-// input that is no message is dropped, never delivered, and what follows it still arrives.
+// another arrive in the order they were sent; a payload lands where the receiver's placer says when
+// it says so; input that is no message is dropped, never delivered, and what follows it still
+// arrives.
 struct ConformanceCheck {
   const char* name;
   void (*run)(Transport& transport, Bootstrap& bootstrap);

@@ -2,6 +2,8 @@
 // to the message's consumer as they come, in order, or copies into place; pieces of no stream,
 // or out of place, are dropped, and a header that claims more than ever comes costs no more than
 // a bounded buffer (until the stream is given up, after timeout_s).
+#include "ps/transport/ucx/streamed_path.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "ps/transport/ucx/active_message_ids.h"
-#include "ps/transport/ucx/streamed_path.h"
 #include "ucx_pair.h"
 
 namespace pacer {
@@ -98,8 +99,7 @@ TEST(StreamedPathTest, PiecesOfNoStreamOrOutOfPlaceAreDropped) {
   // A stream of 1000 bytes whose second piece comes at the wrong offset: the whole is dropped.
   sender.SendRawActiveMessage(1, kStreamHeaderId, StreamHeader(7, EncodeHeader(declared)),
                               std::vector<uint8_t>(100));
-  sender.SendRawActiveMessage(1, kStreamPieceId, PieceHeader(7, 500, 0),
-                              std::vector<uint8_t>(900));
+  sender.SendRawActiveMessage(1, kStreamPieceId, PieceHeader(7, 500, 0), std::vector<uint8_t>(900));
   const Message good = TestMessage(0, 2, 200000);
   sender.Send(1, good, nullptr);
   ASSERT_TRUE(pair.inbox(1).WaitFor(1));
