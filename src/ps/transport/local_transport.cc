@@ -66,9 +66,17 @@ void LocalTransport::DeliveryLoop() {
   }
 }
 
+namespace {
+
+// How long a rank waits in Stop for the others: the threads of one test process, which all reach
+// it unless one of them failed (the wait then ends the test instead of hanging it).
+constexpr auto kStopDeadline = std::chrono::minutes(2);
+
+}  // namespace
+
 void LocalTransport::Stop() {
   // Collective, like the real transports: every rank's sends are enqueued before anyone stops.
-  bootstrap_.Barrier(std::chrono::minutes(10));
+  bootstrap_.Barrier(kStopDeadline);
   Close();
 }
 
