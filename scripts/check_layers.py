@@ -125,10 +125,9 @@ def check_file(layers, root, path, violations):
                     violations.append((rel, number, f"the {includer} layer is pure logic over "
                                        f"the standard library: it includes no \"{spelled}\""))
                 continue
-            if os.path.exists(os.path.join(os.path.dirname(path), spelled)) and \
-                    owner_of_spelling(layers, spelled) is None:
-                continue  # a file beside it (an app's or a test's own header)
             owner = owner_of_spelling(layers, spelled)
+            if owner is None and os.path.exists(os.path.join(os.path.dirname(path), spelled)):
+                continue  # a file beside it (an app's or a test's own header)
             if category == "public API":
                 violations.append((rel, number, f"the public API includes only pacer/ headers, "
                                    f"not \"{spelled}\""))

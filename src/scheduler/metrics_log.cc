@@ -24,6 +24,7 @@ MetricsLog::MetricsLog(const std::string& path) {
   if (path.empty()) return;
   out_.open(path, std::ios::out | std::ios::trunc);
   if (!out_) throw Error("--metrics=" + path + ": cannot open the file for writing");
+  enabled_ = true;
 }
 
 void MetricsLog::Write(const std::string& line, bool flush) {

@@ -21,7 +21,7 @@ class MetricsLog : public TelemetryObserver {
   // Throws Error naming the path when the file cannot be opened.
   explicit MetricsLog(const std::string& path);
 
-  bool enabled() const { return out_.is_open(); }
+  bool enabled() const { return enabled_; }
 
   // A line per report.
   void OnIteration(int index, int rank, const IterationReport& r) override;
@@ -38,6 +38,7 @@ class MetricsLog : public TelemetryObserver {
  private:
   void Write(const std::string& line, bool flush);
 
+  bool enabled_ = false;  // set once, at construction
   std::mutex mu_;
   std::ofstream out_;
 };

@@ -29,7 +29,6 @@ StragglerWatch::StragglerWatch(const Node& node, MetricsLog& metrics)
     : node_(node), metrics_(metrics), detector_(DetectorOptionsOf(node.config())) {}
 
 void StragglerWatch::OnIteration(int index, int rank, const IterationReport& r) {
-  std::lock_guard<std::mutex> lock(mu_);
   detector_.Observe(straggler::WorkerIteration{index, r.iteration, r.compute_s, r.push_s});
   auto& predictor = predictors_[index];
   if (!predictor) {
@@ -41,14 +40,12 @@ void StragglerWatch::OnIteration(int index, int rank, const IterationReport& r) 
 }
 
 void StragglerWatch::OnServerReport(int index, int rank, const ServerReport& r) {
-  std::lock_guard<std::mutex> lock(mu_);
   if (r.requests >= kMinRequests && ++server_reports_[index] > kWarmupReports) {
     detector_.Observe(straggler::ServerInterval{index, ServiceMicrosPerMb(r)});
   }
 }
 
 void StragglerWatch::OnBoundary(int64_t iteration) {
-  std::lock_guard<std::mutex> lock(mu_);
   std::vector<straggler::Detection> found = detector_.Detect();
   std::map<int, double> predicted;
   for (const auto& [index, p] : predictors_) predicted[index] = p->Predict();

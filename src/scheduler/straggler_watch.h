@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <utility>
 
@@ -31,7 +30,7 @@ class StragglerWatch : public TelemetryObserver {
 
   const Node& node_;
   MetricsLog& metrics_;
-  std::mutex mu_;
+  // No lock of its own: the intake hands it one report at a time.
   straggler::Detector detector_;
   std::map<int, std::unique_ptr<straggler::Predictor>> predictors_;  // by worker index
   std::map<int, int> server_reports_;                                // per server: reports seen

@@ -14,8 +14,6 @@ SchedulerServices::SchedulerServices(Node& node)
   intake_ = std::make_unique<TelemetryIntake>(node, std::move(observers));
 }
 
-SchedulerServices::~SchedulerServices() { intake_.reset(); }
-
 void SchedulerServices::Stop() {
   if (migration_orders_) migration_orders_->Stop();
 }

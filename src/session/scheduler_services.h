@@ -17,7 +17,6 @@ namespace pacer {
 class SchedulerServices : public NodePart {
  public:
   explicit SchedulerServices(Node& node);
-  ~SchedulerServices() override;
 
   void Stop() override;
 

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -60,6 +61,24 @@ std::unique_ptr<Transport> InProcessTransports::Open(Bootstrap& bootstrap, const
     options.net_devices = "lo";
   }
   return std::make_unique<UcxTransport>(bootstrap, options);
+}
+
+void OnEveryRank(int ranks, const std::function<void(int rank)>& body) {
+  std::vector<std::exception_ptr> errors(ranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        body(r);
+      } catch (...) {
+        errors[r] = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
 }
 
 void RunInProcessJob(int servers, int workers, const Config& config,

@@ -23,12 +23,15 @@ class InProcessTransports {
  public:
   InProcessTransports(InProcessTransport kind, int size);
   std::unique_ptr<Transport> Open(Bootstrap& bootstrap, const Config& config, Role role) const;
-  InProcessTransport kind() const { return kind_; }
 
  private:
   InProcessTransport kind_;
   std::shared_ptr<void> fabric_;  // LocalTransport's, where it is used
 };
+
+// Runs `body(rank)` for ranks 0..ranks-1, each on a thread of its own (what collective steps
+// need), and returns once all have; rethrows the first exception a rank threw.
+void OnEveryRank(int ranks, const std::function<void(int rank)>& body);
 
 // Runs a whole job in this process, every rank a thread with its own Session (gloo's way of
 // testing protocols without processes), over `transport`. `body` runs on every rank, then the rank

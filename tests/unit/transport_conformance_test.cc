@@ -9,7 +9,6 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -50,20 +49,16 @@ TEST_P(TransportConformanceTest, Passes) {
   }
   auto group = std::make_shared<LocalBootstrap::Group>(kRanks);
   const testing::InProcessTransports transports(variant.transport, kRanks);
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < kRanks; ++r) {
-    ranks.emplace_back([&, r] {
-      LocalBootstrap bootstrap(group, r);
-      const Role role = r == 1 ? Role::kServer : Role::kWorker;
-      try {
-        std::unique_ptr<Transport> transport = transports.Open(bootstrap, config, role);
-        check.run(*transport, bootstrap);
-      } catch (const std::exception& e) {
-        ADD_FAILURE() << "rank " << r << ": " << e.what();
-      }
-    });
-  }
-  for (std::thread& t : ranks) t.join();
+  testing::OnEveryRank(kRanks, [&](int r) {
+    LocalBootstrap bootstrap(group, r);
+    const Role role = r == 1 ? Role::kServer : Role::kWorker;
+    try {
+      std::unique_ptr<Transport> transport = transports.Open(bootstrap, config, role);
+      check.run(*transport, bootstrap);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "rank " << r << ": " << e.what();
+    }
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, TransportConformanceTest,

@@ -2,13 +2,13 @@
 
 namespace pacer {
 
-std::vector<std::string> Bootstrap::Hosts(std::chrono::milliseconds timeout) {
+const std::vector<std::string>& Bootstrap::Hosts(std::chrono::milliseconds timeout) {
+  if (!hosts_.empty()) return hosts_;
   const std::string& mine = host();
-  std::vector<std::string> hosts;
   for (const Bytes& name : AllGather(Bytes(mine.begin(), mine.end()), timeout)) {
-    hosts.emplace_back(name.begin(), name.end());
+    hosts_.emplace_back(name.begin(), name.end());
   }
-  return hosts;
+  return hosts_;
 }
 
 }  // namespace pacer

@@ -32,8 +32,12 @@ class Bootstrap {
   // Returns once every rank has called it.
   virtual void Barrier(std::chrono::milliseconds timeout) = 0;
 
-  // Every rank's host, by rank (collective).
-  std::vector<std::string> Hosts(std::chrono::milliseconds timeout);
+  // Every rank's host, by rank: collective the first time (every rank asks at the same point),
+  // remembered after that, since hosts do not change.
+  const std::vector<std::string>& Hosts(std::chrono::milliseconds timeout);
+
+ private:
+  std::vector<std::string> hosts_;  // empty until the first Hosts
 };
 
 }  // namespace pacer

@@ -1,5 +1,6 @@
 #include "ps/bootstrap/mpi_bootstrap.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "common/str_cat.h"
@@ -39,7 +40,7 @@ MPI_Comm MpiBootstrap::DuplicateCommunicator() const {
 }
 
 void MpiBootstrap::Complete(MPI_Request* request, const char* what,
-                            std::chrono::milliseconds timeout) const {
+                            std::chrono::milliseconds timeout, std::shared_ptr<void> buffers) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto pause = std::chrono::microseconds(1);
   for (;;) {
@@ -47,6 +48,7 @@ void MpiBootstrap::Complete(MPI_Request* request, const char* what,
     MPI_Test(request, &done, MPI_STATUS_IGNORE);
     if (done) return;
     if (std::chrono::steady_clock::now() >= deadline) {
+      abandoned_.push_back(std::move(buffers));
       throw TimeoutError(StrCat("rank ", rank_, ": the job's ", what, " timed out after ",
                                 timeout.count(), " ms: some rank of ", size_, " never came"));
     }
@@ -55,25 +57,41 @@ void MpiBootstrap::Complete(MPI_Request* request, const char* what,
   }
 }
 
+namespace {
+
+// What one AllGather's collectives read and write.
+struct Exchange {
+  Bootstrap::Bytes mine;
+  int length = 0;
+  std::vector<int> lengths, offsets;
+  std::vector<uint8_t> all;
+};
+
+}  // namespace
+
 std::vector<Bootstrap::Bytes> MpiBootstrap::AllGather(const Bytes& mine,
                                                       std::chrono::milliseconds timeout) {
-  const int length = static_cast<int>(mine.size());
-  std::vector<int> lengths(size_), offsets(size_);
+  auto x = std::make_shared<Exchange>();
+  x->mine = mine;
+  x->length = static_cast<int>(mine.size());
+  x->lengths.resize(size_);
+  x->offsets.resize(size_);
   MPI_Request request;
-  MPI_Iallgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm_, &request);
-  Complete(&request, "exchange of lengths", timeout);
+  MPI_Iallgather(&x->length, 1, MPI_INT, x->lengths.data(), 1, MPI_INT, comm_, &request);
+  Complete(&request, "exchange of lengths", timeout, x);
   int total = 0;
   for (int r = 0; r < size_; ++r) {
-    offsets[r] = total;
-    total += lengths[r];
+    x->offsets[r] = total;
+    total += x->lengths[r];
   }
-  std::vector<uint8_t> all(static_cast<size_t>(total));
-  MPI_Iallgatherv(mine.data(), length, MPI_BYTE, all.data(), lengths.data(), offsets.data(),
-                  MPI_BYTE, comm_, &request);
-  Complete(&request, "exchange of announcements", timeout);
+  x->all.resize(static_cast<size_t>(total));
+  MPI_Iallgatherv(x->mine.data(), x->length, MPI_BYTE, x->all.data(), x->lengths.data(),
+                  x->offsets.data(), MPI_BYTE, comm_, &request);
+  Complete(&request, "exchange of announcements", timeout, x);
   std::vector<Bytes> by_rank(size_);
   for (int r = 0; r < size_; ++r) {
-    by_rank[r].assign(all.begin() + offsets[r], all.begin() + offsets[r] + lengths[r]);
+    const auto begin = x->all.begin() + x->offsets[r];
+    by_rank[r].assign(begin, begin + x->lengths[r]);
   }
   return by_rank;
 }
@@ -81,7 +99,7 @@ std::vector<Bootstrap::Bytes> MpiBootstrap::AllGather(const Bytes& mine,
 void MpiBootstrap::Barrier(std::chrono::milliseconds timeout) {
   MPI_Request request;
   MPI_Ibarrier(comm_, &request);
-  Complete(&request, "barrier", timeout);
+  Complete(&request, "barrier", timeout, nullptr);
 }
 
 }  // namespace pacer

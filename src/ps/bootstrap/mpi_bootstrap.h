@@ -2,7 +2,9 @@
 
 #include <mpi.h>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "ps/bootstrap/bootstrap.h"
 
@@ -28,14 +30,18 @@ class MpiBootstrap : public Bootstrap {
   MPI_Comm DuplicateCommunicator() const;
 
  private:
-  // Polls `request` until it completes; throws TimeoutError naming `what` after `timeout`.
-  void Complete(MPI_Request* request, const char* what, std::chrono::milliseconds timeout) const;
+  // Polls `request` until it completes; throws TimeoutError naming `what` after `timeout`. MPI
+  // cannot cancel a collective: a timed-out one keeps `buffers` (what it reads and writes) as
+  // long as this bootstrap lives.
+  void Complete(MPI_Request* request, const char* what, std::chrono::milliseconds timeout,
+                std::shared_ptr<void> buffers);
 
   bool finalize_mpi_ = false;  // this bootstrap initialized MPI
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 0;
   std::string host_;
+  std::vector<std::shared_ptr<void>> abandoned_;  // the buffers of timed-out collectives
 };
 
 }  // namespace pacer

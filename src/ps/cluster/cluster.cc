@@ -31,7 +31,6 @@ Cluster::Cluster(Roles roles, std::unique_ptr<Bootstrap> bootstrap,
       bootstrap_(std::move(bootstrap)),
       transport_(std::move(transport)),
       rank_(transport_->rank()),
-      host_(bootstrap_->host()),
       transport_name_(transport_->name()),
       ranks_fit_cores_(ranks_fit_cores) {}
 

@@ -38,11 +38,9 @@ class Cluster {
   int rank() const { return rank_; }
   Role role() const { return roles_.RoleOf(rank_); }
   int role_index() const { return roles_.IndexOf(rank_); }
-  const std::string& host() const { return host_; }
   Transport& transport() { return *transport_; }
   // The transport's name ("ucx", "mpi", ...), also once it is closed.
   const std::string& transport_name() const { return transport_name_; }
-  Bootstrap& bootstrap() { return *bootstrap_; }
   // Whether this host's servers and workers have a core each (threads are then rarely preempted).
   bool ranks_fit_cores() const { return ranks_fit_cores_; }
   // Seconds since this node joined: the time axis of injection windows and metrics.
@@ -72,7 +70,6 @@ class Cluster {
   std::unique_ptr<Bootstrap> bootstrap_;
   std::unique_ptr<Transport> transport_;
   const int rank_;
-  const std::string host_;
   const std::string transport_name_;
   const bool ranks_fit_cores_;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();

@@ -11,12 +11,8 @@ namespace {
 // Node-level commands whose sender awaits no answer.
 bool OneWay(proto::Command command) { return command != proto::TASK; }
 
-}  // namespace
-
-Dispatcher::Dispatcher(Role role, int rank, Rejecter reject)
-    : role_(role), rank_(rank), reject_(std::move(reject)) {}
-
-bool Dispatcher::IsNodeLevel(proto::Command command) {
+// Commands taken by Take, never by a KVServer.
+bool IsNodeLevel(proto::Command command) {
   switch (command) {
     case proto::BARRIER:
     case proto::BARRIER_RELEASE:
@@ -29,6 +25,11 @@ bool Dispatcher::IsNodeLevel(proto::Command command) {
       return false;
   }
 }
+
+}  // namespace
+
+Dispatcher::Dispatcher(Role role, int rank, Rejecter reject)
+    : role_(role), rank_(rank), reject_(std::move(reject)) {}
 
 void Dispatcher::Take(proto::Command command, Sink sink) {
   std::lock_guard<std::recursive_mutex> lock(mu_);

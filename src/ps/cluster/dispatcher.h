@@ -30,8 +30,6 @@ class Dispatcher {
 
   Dispatcher(Role role, int rank, Rejecter reject);
 
-  // Whether `command` is a node-level one (taken by Take, never by a KVServer).
-  static bool IsNodeLevel(proto::Command command);
   // Node-level messages of `command` (requests, not responses) go to `sink`, starting with those
   // held so far; nullptr stops them. Messages no sink takes are dropped (logged), or, where they
   // await an answer, rejected.

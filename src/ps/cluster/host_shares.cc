@@ -17,7 +17,7 @@ constexpr int kServerSpinUs = 500;
 
 bool ResolveHostShares(Bootstrap& bootstrap, const Roles& roles, Config& config,
                        std::chrono::milliseconds timeout) {
-  const std::vector<std::string> hosts = bootstrap.Hosts(timeout);
+  const std::vector<std::string>& hosts = bootstrap.Hosts(timeout);
   const int me = bootstrap.rank();
   int busy = 0;
   for (int rank = 0; rank < static_cast<int>(hosts.size()); ++rank) {

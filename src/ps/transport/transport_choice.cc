@@ -37,7 +37,10 @@ std::unique_ptr<Transport> OpenTransport(const std::string& choice, MpiBootstrap
   }
   if (everywhere) return ucx;
   ucx.reset();
-  if (choice == "ucx") throw Error("transport ucx requested but UCX did not initialize: " + why);
+  if (choice == "ucx") {
+    throw Error("transport ucx requested but UCX did not initialize: " +
+                (why.empty() ? std::string("it failed on another rank") : why));
+  }
   if (bootstrap.rank() == 0) {
     LOG(WARNING) << "UCX did not initialize on every rank (" << (why.empty() ? "elsewhere" : why)
                  << "); using the MPI transport";

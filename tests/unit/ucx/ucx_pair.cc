@@ -1,6 +1,6 @@
 #include "ucx_pair.h"
 
-#include <future>
+#include "../../common/in_process_job.h"
 
 namespace pacer {
 namespace testing {
@@ -34,24 +34,20 @@ UcxPair::UcxPair(const UcxTransport::Options& rank0, const UcxTransport::Options
   const UcxTransport::Options* options[] = {&rank0, &rank1};
   for (int r = 0; r < 2; ++r) bootstraps_.push_back(std::make_unique<LocalBootstrap>(group_, r));
   transports_.resize(2);
-  // Making and starting a transport is collective: each rank on a thread of its own.
-  std::future<void> ranks[2];
-  for (int r = 0; r < 2; ++r) {
-    ranks[r] = std::async(std::launch::async, [&, r] {
-      transports_[r] = std::make_unique<UcxTransport>(*bootstraps_[r], *options[r]);
-      if (r == 1 && consumers_of_rank1) transports_[r]->SetPayloadConsumers(consumers_of_rank1);
-      transports_[r]->Start(inboxes_[r].Handler(), nullptr);
-    });
-  }
-  for (auto& rank : ranks) rank.get();
+  // Making and starting a transport is collective, and so is stopping it.
+  OnEveryRank(2, [&](int r) {
+    transports_[r] = std::make_unique<UcxTransport>(*bootstraps_[r], *options[r]);
+    if (r == 1 && consumers_of_rank1) transports_[r]->SetPayloadConsumers(consumers_of_rank1);
+    transports_[r]->Start(inboxes_[r].Handler(), nullptr);
+  });
 }
 
 UcxPair::~UcxPair() {
-  std::future<void> ranks[2];
-  for (int r = 0; r < 2; ++r) {
-    ranks[r] = std::async(std::launch::async, [this, r] { transports_[r]->Stop(); });
+  try {
+    OnEveryRank(2, [this](int r) { transports_[r]->Stop(); });
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "stopping the pair failed: " << e.what();
   }
-  for (auto& rank : ranks) rank.get();
 }
 
 std::string PathsTaken(const UcxTransport& transport) {

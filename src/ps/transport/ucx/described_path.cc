@@ -25,9 +25,10 @@ struct Release {
   int64_t rank;  // the releasing rank
 };
 
+// The token of a described send (Take gave it a Described); 0 for a release.
 uint64_t TokenOf(const OutgoingSend& send) {
-  const auto* described = dynamic_cast<const Described*>(send.path_data.get());
-  return described != nullptr ? described->token : 0;
+  if (send.message_id != kDescribedMessageId) return 0;
+  return static_cast<const Described&>(*send.path_data).token;
 }
 
 }  // namespace

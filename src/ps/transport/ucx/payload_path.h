@@ -109,21 +109,20 @@ class PayloadPath {
                                size_t length, const ucp_am_recv_param_t* param) = 0;
   // One of a send's events failed (before the send's completion is counted).
   virtual void Failed(OutgoingSend& send) {}
-  // Work UCX's callbacks left for after them; returns whether there was any.
-  virtual bool RunDeferred() { return false; }
-  // A pass of the driver found nothing to do.
-  virtual void Idle() {}
 
-  // How many sends this path took.
-  int64_t taken() const { return taken_.load(std::memory_order_relaxed); }
-  void CountTaken() { taken_.fetch_add(1, std::memory_order_relaxed); }
+  // How many sends this path posted (of those the in-flight cap counts). Only the driver counts,
+  // so the count needs no atomic add; others may read it.
+  int64_t posted() const { return posted_.load(std::memory_order_relaxed); }
+  void CountPosted() {
+    posted_.store(posted_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
 
  protected:
   explicit PayloadPath(PathServices& services) : services_(services) {}
   PathServices& services_;
 
  private:
-  std::atomic<int64_t> taken_{0};
+  std::atomic<int64_t> posted_{0};
 };
 
 }  // namespace pacer

@@ -23,7 +23,9 @@ class RendezvousPath : public PayloadPath {
   void Post(OutgoingSend& send) override;
   ucs_status_t Receive(unsigned id, const void* header, size_t header_length, void* data,
                        size_t length, const ucp_am_recv_param_t* param) override;
-  bool RunDeferred() override;
+  // On the driver, after UCX's callbacks: starts the fetches they announced and hands over those
+  // that finished; returns whether there were any.
+  bool RunDeferred();
 
   // From a callback: a plain active message of this path or the eager one, its payload handed
   // over as data or, where UCX chose its rendezvous, fetched once the callback returned. Returns

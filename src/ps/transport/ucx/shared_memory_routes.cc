@@ -58,7 +58,7 @@ void SharedMemoryRoutes::Connect(Bootstrap& bootstrap, std::chrono::milliseconds
   const auto* bytes = reinterpret_cast<const uint8_t*>(&mine);
   const std::vector<Bootstrap::Bytes> all =
       bootstrap.AllGather(Bootstrap::Bytes(bytes, bytes + sizeof mine), timeout);
-  const std::vector<std::string> hosts = bootstrap.Hosts(timeout);
+  const std::vector<std::string>& hosts = bootstrap.Hosts(timeout);
   const int size = static_cast<int>(all.size());
   Bootstrap::Bytes reach(size, 0);  // this rank's connections, by rank
   for (int peer = 0; peer < size; ++peer) {

@@ -110,12 +110,11 @@ ucs_status_t StreamedPath::ReceiveHeader(const void* header, size_t header_lengt
   }
   if (!stream.consumer) {
     stream.out = services_.Place(decoded);
-    stream.capacity = decoded.payload_bytes();
     if (stream.out != nullptr) {
-      stream.payload = Buffer(stream.out, stream.capacity);
+      stream.payload = Buffer(stream.out, decoded.payload_bytes());
     } else {
-      stream.capacity = std::min(stream.capacity, kUpFrontBytes);
-      stream.payload = services_.pool().Allocate(stream.capacity, &stream.out);
+      stream.payload = services_.pool().Allocate(
+          std::min<uint64_t>(decoded.payload_bytes(), kUpFrontBytes), &stream.out);
     }
   }
   stream.header = std::move(decoded);
@@ -146,15 +145,14 @@ ucs_status_t StreamedPath::ReceivePiece(const void* header, size_t header_length
 
 uint8_t* StreamedPath::Room(IncomingStream& stream, uint64_t offset, size_t length) {
   const uint64_t needed = offset + length;  // at most the declared total (see TakePiece)
-  if (needed > stream.capacity) {
-    const uint64_t capacity =
-        std::min(stream.header.payload_bytes(), std::max(needed, 2 * stream.capacity));
+  const uint64_t held = stream.payload.size();
+  if (needed > held) {
+    const uint64_t grown_size = std::min(stream.header.payload_bytes(), std::max(needed, 2 * held));
     uint8_t* out = nullptr;
-    Buffer grown = services_.pool().Allocate(capacity, &out);
+    Buffer grown = services_.pool().Allocate(grown_size, &out);
     if (stream.received > 0) std::memcpy(out, stream.out, stream.received);
     stream.payload = grown;
     stream.out = out;
-    stream.capacity = capacity;
   }
   return stream.out + offset;
 }
@@ -201,7 +199,7 @@ void StreamedPath::TakePiece(IncomingStream& stream, const PieceHeader& piece, c
   streams_.erase(id);
 }
 
-void StreamedPath::Idle() {
+void StreamedPath::DropStaleStreams() {
   if (streams_.empty()) return;
   const auto now = std::chrono::steady_clock::now();
   const auto limit = std::chrono::duration<double>(services_.timeout_s());

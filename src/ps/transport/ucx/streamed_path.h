@@ -30,8 +30,9 @@ class StreamedPath : public PayloadPath {
   void Post(OutgoingSend& send) override;
   ucs_status_t Receive(unsigned id, const void* header, size_t header_length, void* data,
                        size_t length, const ucp_am_recv_param_t* param) override;
-  // Drops the streams that waited for pieces for longer than timeout_s.
-  void Idle() override;
+  // Drops the streams that waited for pieces for longer than timeout_s (the driver calls it on
+  // the passes that found nothing to do: a stream missing its pieces leaves the driver idle).
+  void DropStaleStreams();
 
   // What a kStreamPieceId carries in its header, before its piece of the payload.
   struct PieceHeader {
@@ -48,8 +49,7 @@ class StreamedPath : public PayloadPath {
     Message msg;
     std::shared_ptr<PayloadConsumer> consumer;
     Buffer payload;
-    uint8_t* out = nullptr;
-    uint64_t capacity = 0;  // of `out`: what came so far may be less than the header declares
+    uint8_t* out = nullptr;  // the payload's bytes, which may hold less than the header declares
     uint64_t received = 0;
     bool failed = false;  // a piece was out of place: the rest are counted and dropped
     std::chrono::steady_clock::time_point started;

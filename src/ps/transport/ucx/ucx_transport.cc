@@ -58,7 +58,7 @@ std::chrono::milliseconds Milliseconds(double seconds) {
 
 // Whether every rank of the job shares this rank's host (collective).
 bool AllRanksOnThisHost(Bootstrap& bootstrap, double timeout_s) {
-  const std::vector<std::string> hosts = bootstrap.Hosts(Milliseconds(timeout_s));
+  const std::vector<std::string>& hosts = bootstrap.Hosts(Milliseconds(timeout_s));
   return std::all_of(hosts.begin(), hosts.end(),
                      [&](const std::string& h) { return h == bootstrap.host(); });
 }
@@ -113,6 +113,7 @@ void UcxTransport::AddPaths(const Options& options, bool shared_memory) {
       shared_memory ? tuning.read_threads : 0);
   PathServices& services = *this;
   auto rendezvous = std::make_unique<RendezvousPath>(services);
+  rendezvous_ = rendezvous.get();
   auto eager = std::make_unique<EagerPath>(services, *rendezvous);
   eager_ = eager.get();
   paths_.push_back(std::move(eager));
@@ -129,7 +130,9 @@ void UcxTransport::AddPaths(const Options& options, bool shared_memory) {
                                                 : StreamPieceTarget(KernelTcpCongestionControl());
   }
   streams_ = piece_bytes > 0;
-  add_large(std::make_unique<StreamedPath>(services, std::max<size_t>(piece_bytes, 1)), streams_);
+  auto streamed = std::make_unique<StreamedPath>(services, std::max<size_t>(piece_bytes, 1));
+  streamed_ = streamed.get();
+  add_large(std::move(streamed), streams_);
   add_large(std::move(rendezvous), true);
 }
 
@@ -188,7 +191,6 @@ void UcxTransport::SendBytes(int dst, std::vector<uint8_t> header, std::vector<B
       }
     }
   }
-  send->path->CountTaken();
   for (const Buffer& f : send->fragments) {
     send->iov.push_back(ucp_dt_iov_t{const_cast<uint8_t*>(f.data()), f.size()});
   }
@@ -234,7 +236,7 @@ void UcxTransport::SendRawActiveMessage(int dst, unsigned id, std::vector<uint8_
 
 std::map<std::string, int64_t> UcxTransport::SendsByPath() const {
   std::map<std::string, int64_t> sends;
-  for (const auto& path : paths_) sends[path->name()] = path->taken();
+  for (const auto& path : paths_) sends[path->name()] = path->posted();
   return sends;
 }
 
@@ -263,7 +265,10 @@ bool UcxTransport::HasQueuedSends() {
   return !queued_sends_.empty();
 }
 
-void UcxTransport::Post(OutgoingSend* send) { send->path->Post(*send); }
+void UcxTransport::Post(OutgoingSend* send) {
+  if (send->capped) send->path->CountPosted();
+  send->path->Post(*send);
+}
 
 void UcxTransport::PostActiveMessage(OutgoingSend& send, unsigned id, const void* header,
                                      size_t header_length, const void* buffer, size_t count,
@@ -321,9 +326,7 @@ bool UcxTransport::Drive() {
   active = RunDeferredWork() || active;
   // Only on a pass that found nothing: a stream missing its pieces leaves the driver idle, and a
   // busy pass need not read the clock.
-  if (!active) {
-    for (const auto& path : paths_) path->Idle();
-  }
+  if (!active) streamed_->DropStaleStreams();
   return active;
 }
 
@@ -336,7 +339,7 @@ bool UcxTransport::RunDeferredWork() {
     PostQueuedSends();  // the sends their completions made room for
     active = true;
   }
-  for (const auto& path : paths_) active = path->RunDeferred() || active;
+  active = rendezvous_->RunDeferred() || active;
   std::vector<Message> received;
   received.swap(received_);
   for (Message& msg : received) handler_(std::move(msg));

@@ -26,6 +26,7 @@
 namespace pacer {
 
 class RendezvousPath;
+class StreamedPath;
 
 // UCP active messages between the ranks of a job, its endpoints made from worker addresses
 // exchanged through the job's Bootstrap (MPI, or the ranks of one process). The wire header rides
@@ -91,7 +92,7 @@ class UcxTransport : public Transport, private PathServices {
   bool PollUntil(const std::function<bool()>& done, std::chrono::steady_clock::time_point deadline,
                  std::chrono::microseconds spin) override;
 
-  // How many sends each path took, by the path's name (what carried this rank's payloads).
+  // How many sends each path posted, by the path's name (what carried this rank's payloads).
   std::map<std::string, int64_t> SendsByPath() const;
   // Posts an active message of `id` with these bytes as they are, past every path's checks: what
   // a test uses to deliver input no path would produce.
@@ -157,6 +158,8 @@ class UcxTransport : public Transport, private PathServices {
   std::unique_ptr<SharedMemoryRoutes> shared_memory_;
   std::vector<std::unique_ptr<PayloadPath>> paths_;  // owned; the lists below point into it
   PayloadPath* eager_ = nullptr;                     // below rndv_threshold
+  RendezvousPath* rendezvous_ = nullptr;             // the one path with work after callbacks
+  StreamedPath* streamed_ = nullptr;                 // the one path with work on idle passes
   std::vector<PayloadPath*> large_paths_;            // at or above it, in the order they are tried
   std::vector<Receiver> receivers_;                  // by registration; UCX holds pointers into it
   bool streams_ = false;                             // a path streams over TCP (see above)
