@@ -54,6 +54,10 @@ struct Config {
   double server_ratio = 1.5;
   double predicted_margin = 0.2;
   int detect_window = 3;
+  // --straggler_floor_ms: a node is flagged only when its excess over the fastest worker (the
+  // median server's service time, for a server) is also at least this many milliseconds, so
+  // noise on sub-millisecond iterations flags nobody.
+  double straggler_floor_ms = 3;
   // --predictor_window: the span of the predictor's moving mean.
   int predictor_window = 10;
   // --server_report_ms: how often servers report their service to the scheduler.
@@ -69,6 +73,13 @@ struct Config {
   // RATE,RATE,... one per server, like 1.25GB/s. SAS then judges a server by the worse of its
   // measured service rate and this one. Empty: measured only.
   std::string server_bandwidth;
+  // --heartbeat_timeout_s: a rank not heard from for this long (frozen, dead, cut off) is
+  // declared lost. Ranks send heartbeats on the control channel a few times per timeout.
+  double heartbeat_timeout_s = 10;
+  // --on_worker_loss: what a lost worker does to a bsp job: "abort" (the default: every rank
+  // exits non-zero, naming it) or "continue" (the job goes on over the live workers). Under
+  // asp, ssp, backup and epsp a lost worker is always left behind.
+  std::string on_worker_loss = "abort";
 
   // How messages move: the transport's knobs (flags of their own, as every field here).
   TransportTuning tuning;

@@ -18,4 +18,11 @@ class TimeoutError : public Error {
   using Error::Error;
 };
 
+// The job lost a rank it cannot go on without (it stopped answering for --heartbeat_timeout_s):
+// every wait of every other rank ends with this error, which names the lost rank.
+class LostRankError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace pacer

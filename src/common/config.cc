@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/config_environment.h"
 #include "common/split.h"
 
 namespace pacer {
@@ -15,21 +16,49 @@ namespace {
 // command line, then environment, then built-in default.
 const char* Env(const char* name) { return std::getenv(name); }
 
+std::string& FirstProblem() {
+  static std::string problem;
+  return problem;
+}
+
 std::string EnvString(const char* name, const char* fallback) {
   const char* v = Env(name);
   return v ? v : fallback;
 }
-int32_t EnvInt(const char* name, int32_t fallback) {
+
+// The variable's value as a T, or `fallback` (and a recorded problem) where it is not one.
+template <typename T>
+T EnvNumber(const char* name, T fallback, T (*parse)(const std::string&, size_t*),
+            const char* type) {
   const char* v = Env(name);
-  return v ? std::stoi(v) : fallback;
+  if (!v) return fallback;
+  size_t used = 0;
+  try {
+    const T value = parse(v, &used);
+    if (v[used] == '\0') return value;
+  } catch (const std::exception&) {
+  }
+  if (FirstProblem().empty()) {
+    FirstProblem() = std::string(name) + "=" + v + ": expected " + type;
+  }
+  return fallback;
+}
+
+int32_t EnvInt(const char* name, int32_t fallback) {
+  return EnvNumber<int32_t>(
+      name, fallback, [](const std::string& s, size_t* used) { return std::stoi(s, used); },
+      "an integer");
 }
 int64_t EnvInt64(const char* name, int64_t fallback) {
-  const char* v = Env(name);
-  return v ? std::stoll(v) : fallback;
+  return EnvNumber<int64_t>(
+      name, fallback,
+      [](const std::string& s, size_t* used) -> int64_t { return std::stoll(s, used); },
+      "an integer");
 }
 double EnvDouble(const char* name, double fallback) {
-  const char* v = Env(name);
-  return v ? std::stod(v) : fallback;
+  return EnvNumber<double>(
+      name, fallback, [](const std::string& s, size_t* used) { return std::stod(s, used); },
+      "a number");
 }
 
 const Config kDefaults;
@@ -129,6 +158,20 @@ DEFINE_int32(server_report_ms,
              pacer::EnvInt("PACER_SERVER_REPORT_MS", pacer::kDefaults.server_report_ms),
              "how often servers report their service time, bytes and queue to the scheduler");
 
+DEFINE_double(straggler_floor_ms,
+              pacer::EnvDouble("PACER_STRAGGLER_FLOOR_MS", pacer::kDefaults.straggler_floor_ms),
+              "a node is flagged only when it is also this many ms past the fastest (the median "
+              "server's service time, for servers)");
+
+DEFINE_double(heartbeat_timeout_s,
+              pacer::EnvDouble("PACER_HEARTBEAT_TIMEOUT_S", pacer::kDefaults.heartbeat_timeout_s),
+              "a rank not heard from for this long is declared lost");
+
+DEFINE_string(on_worker_loss,
+              pacer::EnvString("PACER_ON_WORKER_LOSS", pacer::kDefaults.on_worker_loss.c_str()),
+              "under bsp, what a lost worker does to the job: abort (every rank exits, naming it) "
+              "or continue (the live workers go on, the update weighted over them)");
+
 namespace pacer {
 namespace {
 
@@ -136,6 +179,8 @@ namespace {
 std::vector<std::string> g_injects;
 
 }  // namespace
+
+std::string EnvironmentProblem() { return FirstProblem(); }
 
 Config Config::FromFlags() {
   Config c;
@@ -170,6 +215,9 @@ Config Config::FromFlags() {
   c.migrate_every = FLAGS_migrate_every;
   c.balance = FLAGS_balance;
   c.server_bandwidth = FLAGS_server_bandwidth;
+  c.straggler_floor_ms = FLAGS_straggler_floor_ms;
+  c.heartbeat_timeout_s = FLAGS_heartbeat_timeout_s;
+  c.on_worker_loss = FLAGS_on_worker_loss;
   return c;
 }
 

@@ -10,7 +10,9 @@
 namespace pacer {
 
 MigrationCoordinator::MigrationCoordinator(Node& node, int app_id)
-    : node_(node), app_id_(app_id), channel_(node.dispatcher(), node.config().timeout_s) {
+    : node_(node),
+      app_id_(app_id),
+      channel_(node.cluster(), node.dispatcher(), node.config().timeout_s) {
   if (node.role() != Role::kScheduler) {
     throw Error(StrCat("rank ", node.rank(), " is a ", RoleName(node.role()),
                        ": only the scheduler moves key ranges"));

@@ -15,6 +15,7 @@ straggler::DetectorOptions DetectorOptionsOf(const Config& c) {
   o.server_ratio = c.server_ratio;
   o.predicted_margin = c.predicted_margin;
   o.window = c.detect_window;
+  o.floor_s = c.straggler_floor_ms / 1000;
   return o;
 }
 

@@ -15,7 +15,9 @@ namespace pacer {
 class ModeSwitchCoordinator {
  public:
   ModeSwitchCoordinator(Node& node, int app_id)
-      : node_(node), channel_(node.dispatcher(), node.config().timeout_s), app_id_(app_id) {}
+      : node_(node),
+        channel_(node.cluster(), node.dispatcher(), node.config().timeout_s),
+        app_id_(app_id) {}
 
   int64_t Switch(const SyncMode& mode) {
     std::lock_guard<std::mutex> control(node_.control_mutex());

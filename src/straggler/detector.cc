@@ -78,6 +78,7 @@ std::vector<Detection> Detector::Detect() const {
     if (!Judged(h.busy)) continue;
     const double ratio = Ratio(Median(h.busy), fastest_busy);
     if (!(ratio > options_.worker_ratio)) continue;
+    if (!(Median(h.busy) - fastest_busy >= options_.floor_s)) continue;
     const double compute_ratio = Ratio(Median(h.compute), fastest_compute);
     const double transfer_ratio = Ratio(Median(h.transfer), fastest_transfer);
     // A part is to blame when it is past its own threshold and carries a fair share (a quarter)
@@ -119,7 +120,7 @@ std::vector<Detection> Detector::DetectPredicted(const std::map<int, double>& pr
   std::vector<Detection> found;
   for (const auto& [index, t] : predicted) {
     const double ratio = Ratio(t, fastest);
-    if (ratio > 1 + options_.predicted_margin) {
+    if (ratio > 1 + options_.predicted_margin && t - fastest >= options_.floor_s) {
       found.push_back({Detection::Kind::kPredicted, index, ratio});
     }
   }

@@ -34,6 +34,11 @@ struct DetectorOptions {
   double server_ratio = 1.5;      // service time per byte / median server's
   double predicted_margin = 0.2;  // predicted time > (1 + margin) x fastest predicted
   int window = 3;                 // each node is judged by the median of its last `window` values
+  // Besides its ratio, a worker's excess (busy or predicted time past the fastest's) must reach
+  // this many seconds: noise on sub-millisecond iterations is a large ratio of a tiny time.
+  // Servers are judged by rates over intervals of at least a few tens of requests, whose noise
+  // the ratio alone absorbs.
+  double floor_s = 0.003;
 };
 
 struct Detection {

@@ -30,6 +30,7 @@ void KeyRequests::StartIteration(int64_t clock, double weight) {
     s.done = false;
     s.error.clear();
     s.timed_out = false;
+    s.lost = false;
   }
 }
 
@@ -67,6 +68,9 @@ void KeyRequests::Await(int u, int ts) {
   } catch (const TimeoutError& e) {
     if (s.error.empty()) s.error = e.what();
     s.timed_out = true;
+  } catch (const LostRankError& e) {
+    s.error = e.what();
+    s.lost = true;
   } catch (const Error& e) {
     if (s.error.empty()) s.error = e.what();
   }
@@ -111,6 +115,10 @@ void KeyRequests::ReleasePushes(bool block) {
     bool finished = false;
     try {
       finished = kv_.Wait(s.push_ts, std::chrono::milliseconds(0));
+    } catch (const LostRankError& e) {
+      finished = true;
+      s.error = e.what();
+      s.lost = true;
     } catch (const Error& e) {
       finished = true;
       if (s.error.empty()) s.error = e.what();

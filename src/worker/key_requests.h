@@ -32,6 +32,7 @@ class KeyRequests {
     std::shared_ptr<ResponseStamp> answer;
     std::string error;
     bool timed_out = false;
+    bool lost = false;  // the job lost a rank (LostRankError)
     // Kept across iterations: the version the next gradient is computed on.
     int64_t version = 0;
   };

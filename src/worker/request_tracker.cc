@@ -11,6 +11,7 @@ namespace pacer {
 
 int RequestTracker::Start(int parts) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!failure_.empty()) throw LostRankError(failure_);
   int ts = next_timestamp_++;
   entries_[ts].remaining = parts;
   return ts;
@@ -44,6 +45,16 @@ void RequestTracker::Finish(int timestamp, const std::string& error) {
     if (it == entries_.end()) return;
     if (!error.empty() && it->second.error.empty()) it->second.error = error;
     it->second.finished = true;
+  }
+  finished_.notify_all();
+}
+
+void RequestTracker::FailAll(const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!failure_.empty()) return;
+    failure_ = why;
+    for (auto& [timestamp, entry] : entries_) entry.finished = true;
   }
   finished_.notify_all();
 }
@@ -83,6 +94,7 @@ bool RequestTracker::Wait(int timestamp, std::chrono::milliseconds timeout, bool
   if (spin) spin->RecordGap(std::chrono::steady_clock::now() - start);
   std::string error = std::move(it->second.error);
   entries_.erase(it);
+  if (!failure_.empty()) throw LostRankError(failure_);
   if (!error.empty()) throw Error(error);
   return true;
 }

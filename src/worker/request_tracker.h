@@ -21,7 +21,8 @@ class RequestTracker {
  public:
   explicit RequestTracker(int rank) : rank_(rank) {}
 
-  // A new request waiting for `parts` parts; returns its timestamp.
+  // A new request waiting for `parts` parts; returns its timestamp. Throws LostRankError once the
+  // job failed.
   int Start(int parts);
   // Records one part; a non-empty error fails the request (the first error is kept). Returns true
   // when this was the last part: the caller must then call Finish. Unknown timestamps (requests
@@ -33,6 +34,9 @@ class RequestTracker {
   // The first error recorded for the request, or empty.
   std::string ErrorOf(int timestamp);
   void Finish(int timestamp, const std::string& error);
+  // The job failed (it lost a rank): every request finishes now, its Wait throwing LostRankError
+  // with `why`, and so does every later Start.
+  void FailAll(const std::string& why);
 
   // Waits until finished, forgets the request, and throws Error if it failed. With
   // `throw_on_timeout`, a timeout throws TimeoutError and abandons the request (late parts are
@@ -54,6 +58,7 @@ class RequestTracker {
   std::condition_variable finished_;
   std::map<int, Entry> entries_;
   int next_timestamp_ = 0;
+  std::string failure_;  // FailAll's reason
 };
 
 }  // namespace pacer

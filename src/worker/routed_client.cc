@@ -107,7 +107,8 @@ struct RoutedClient::InflightRequests
   BufferPool pool;
   std::mutex mu;
   std::map<int, std::shared_ptr<Pending>> pending;
-  KnownLengths known_lens;  // value counts seen in pulls, for placing the next ones
+  KnownLengths known_lens;              // value counts seen in pulls, for placing the next ones
+  std::shared_ptr<void> failure_watch;  // fails every request when the job loses a rank
 };
 
 void RoutedClient::InflightRequests::OnResponse(Message&& msg) {
@@ -371,9 +372,15 @@ RoutedClient::RoutedClient(Session& session, int app_id, size_t value_size)
         auto state = weak.lock();
         return state ? state->Place(header) : nullptr;
       });
+  requests_->failure_watch = requests_->node.cluster().WatchFailure([weak](const std::string& why) {
+    if (auto state = weak.lock()) state->tracker.FailAll(why);
+  });
 }
 
-RoutedClient::~RoutedClient() { requests_->node.dispatcher().DetachClient(requests_->client_id); }
+RoutedClient::~RoutedClient() {
+  requests_->failure_watch.reset();  // first: a watcher running now holds no last reference
+  requests_->node.dispatcher().DetachClient(requests_->client_id);
+}
 
 int RoutedClient::Submit(Request request) {
   InflightRequests& s = *requests_;

@@ -6,7 +6,9 @@
 namespace pacer {
 
 TaskClient::TaskClient(Node& node, int app_id)
-    : node_(node), app_id_(app_id), channel_(node.dispatcher(), node.config().timeout_s) {
+    : node_(node),
+      app_id_(app_id),
+      channel_(node.cluster(), node.dispatcher(), node.config().timeout_s) {
   if (node.role() != Role::kWorker) {
     throw Error(StrCat("rank ", node.rank(), " is a ", RoleName(node.role()),
                        ": only workers ask for tasks"));

@@ -69,7 +69,9 @@ void WorkerIterations::PullEverything(detail::Operation op, int64_t clock, const
   std::string error;
   for (size_t u = 0; u < requests_.size(); ++u) {
     requests_.FinishPull(static_cast<int>(u));
-    if (error.empty()) error = requests_.state(static_cast<int>(u)).error;
+    const KeyRequests::KeyState& s = requests_.state(static_cast<int>(u));
+    if (s.lost) throw LostRankError(StrCat(what, " failed: ", s.error));
+    if (error.empty()) error = s.error;
   }
   if (!error.empty()) throw Error(StrCat(what, " failed: ", error));
 }
@@ -212,6 +214,7 @@ void WorkerIterations::Wait(int id) {
     const KeyRequests::KeyState& s = requests_.state(u);
     if (s.error.empty()) continue;
     if (s.timed_out) throw TimeoutError(s.error);
+    if (s.lost) throw LostRankError(s.error);
     throw Error(s.error);
   }
 }

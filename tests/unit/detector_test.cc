@@ -88,6 +88,33 @@ TEST(DetectorTest, NoiseAndLoneSlowIterationsFlagNobody) {
   EXPECT_GT(spikes, 40);  // the test did inject them
 }
 
+// Sub-millisecond iterations: a worker at 3x the fastest's 0.3 ms is 0.6 ms past it, under the
+// default floor of 3 ms; the same ratio on 10 ms iterations is flagged.
+TEST(DetectorTest, ExcessUnderTheFloorFlagsNobody) {
+  Detector tiny;
+  Detector large;
+  for (int64_t i = 0; i < 3; ++i) {
+    tiny.Observe(WorkerIteration{0, i, 0.0002, 0.0001});
+    tiny.Observe(WorkerIteration{1, i, 0.0008, 0.0001});
+    large.Observe(WorkerIteration{0, i, 0.0020, 0.0010});
+    large.Observe(WorkerIteration{1, i, 0.0080, 0.0010});
+  }
+  EXPECT_TRUE(tiny.Detect().empty());
+  ASSERT_EQ(large.Detect().size(), 1u);
+  EXPECT_EQ(large.Detect()[0].index, 1);
+  DetectorOptions no_floor;
+  no_floor.floor_s = 0;
+  Detector unfloored(no_floor);
+  for (int64_t i = 0; i < 3; ++i) {
+    unfloored.Observe(WorkerIteration{0, i, 0.0002, 0.0001});
+    unfloored.Observe(WorkerIteration{1, i, 0.0008, 0.0001});
+  }
+  EXPECT_EQ(unfloored.Detect().size(), 1u);
+  // Predictions too: 1.5 ms against 1 ms is past the margin but not the floor.
+  EXPECT_TRUE(tiny.DetectPredicted({{0, 0.001}, {1, 0.0015}}).empty());
+  EXPECT_EQ(tiny.DetectPredicted({{0, 0.010}, {1, 0.015}}).size(), 1u);
+}
+
 // The first iteration of a job pays its warm-up: one slow value flags nobody, even as a node's
 // only value.
 TEST(DetectorTest, AFirstSlowIterationAloneFlagsNobody) {

@@ -31,6 +31,9 @@ class Bootstrap {
   virtual std::vector<Bytes> AllGather(const Bytes& mine, std::chrono::milliseconds timeout) = 0;
   // Returns once every rank has called it.
   virtual void Barrier(std::chrono::milliseconds timeout) = 0;
+  // The job lost a rank: leave without meeting the others (no collective end, no MPI_Finalize,
+  // which would wait for the lost rank).
+  virtual void Abandon() {}
 
   // Every rank's host, by rank: collective the first time (every rank asks at the same point),
   // remembered after that, since hosts do not change.

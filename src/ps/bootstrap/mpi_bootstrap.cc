@@ -28,7 +28,7 @@ MpiBootstrap::MpiBootstrap() {
 MpiBootstrap::~MpiBootstrap() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (finalized) return;
+  if (finalized || left_without_finalize_) return;
   MPI_Comm_free(&comm_);
   if (finalize_mpi_) MPI_Finalize();
 }

@@ -25,6 +25,7 @@ class MpiBootstrap : public Bootstrap {
   const std::string& host() const override { return host_; }
   std::vector<Bytes> AllGather(const Bytes& mine, std::chrono::milliseconds timeout) override;
   void Barrier(std::chrono::milliseconds timeout) override;
+  void Abandon() override { left_without_finalize_ = true; }
 
   // A communicator of the job's ranks for a transport of its own (MpiTransport), which frees it.
   MPI_Comm DuplicateCommunicator() const;
@@ -37,6 +38,7 @@ class MpiBootstrap : public Bootstrap {
                 std::shared_ptr<void> buffers);
 
   bool finalize_mpi_ = false;  // this bootstrap initialized MPI
+  bool left_without_finalize_ = false;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 0;

@@ -2,14 +2,21 @@
 
 #include <glog/logging.h>
 
+#include <thread>
+
 #include "common/str_cat.h"
 #include "pacer/error.h"
+#include "ps/cluster/liveness.h"
 
 namespace pacer {
 namespace {
 
 // The group bit of each role, by Role.
 constexpr int kRoleBit[] = {kSchedulerGroup, kServerGroup, kWorkerGroup};
+
+// How long a failing rank lets its last messages (the aborts it sent) go before it abandons the
+// transport, so that the others hear why before mpirun ends them.
+constexpr auto kAbortLinger = std::chrono::milliseconds(500);
 
 bool ValidGroupFor(int group, Role role) {
   return (group & ~kAllNodes) == 0 && (group & kRoleBit[static_cast<int>(role)]) != 0;
@@ -26,13 +33,15 @@ std::string GroupName(int group) {
 }
 
 Cluster::Cluster(Roles roles, std::unique_ptr<Bootstrap> bootstrap,
-                 std::unique_ptr<Transport> transport, bool ranks_fit_cores)
+                 std::unique_ptr<Transport> transport, bool ranks_fit_cores,
+                 std::chrono::milliseconds heartbeat_timeout)
     : roles_(roles),
       bootstrap_(std::move(bootstrap)),
       transport_(std::move(transport)),
       rank_(transport_->rank()),
       transport_name_(transport_->name()),
-      ranks_fit_cores_(ranks_fit_cores) {}
+      ranks_fit_cores_(ranks_fit_cores),
+      heartbeat_timeout_(heartbeat_timeout) {}
 
 Cluster::~Cluster() {
   try {
@@ -45,13 +54,72 @@ Cluster::~Cluster() {
 void Cluster::Start(Dispatcher& dispatcher) {
   dispatcher.Take(proto::BARRIER, [this](Message&& msg) { OnBarrier(msg); });
   dispatcher.Take(proto::BARRIER_RELEASE, [this](Message&& msg) { OnRelease(msg); });
+  // Hosts were exchanged when the node settled its host share: this asks no one.
+  liveness_ = std::make_unique<Liveness>(
+      roles_, rank_, bootstrap_->Hosts(heartbeat_timeout_), heartbeat_timeout_,
+      [this](int dst, const Message& msg) { SendWhileRunning(dst, msg); },
+      [this](int rank, const std::string& description) { OnLost(rank, description); });
+  dispatcher.Take(proto::HEARTBEAT, [this](Message&& msg) { liveness_->Heard(msg); });
+  dispatcher.Take(proto::JOB_ABORT, [this](Message&& msg) {
+    Fail(msg.meta.error().empty() ? StrCat("rank ", msg.meta.sender(), " aborted the job")
+                                  : msg.meta.error());
+  });
   transport_->SetPayloadConsumers(
       [&dispatcher](const Message& msg) { return dispatcher.Consume(msg); });
   transport_->Start(
       [&dispatcher](Message&& msg) { dispatcher.Dispatch(std::move(msg)); },
       [&dispatcher](const DecodedHeader& header) { return dispatcher.Place(header); });
-  std::lock_guard<std::mutex> lock(running_mu_);
-  started_ = true;
+  {
+    std::lock_guard<std::mutex> lock(running_mu_);
+    started_ = true;
+  }
+  liveness_->Start();
+}
+
+void Cluster::OnLost(int rank, const std::string& description) { Abort(rank, description); }
+
+void Cluster::Fail(const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(failure_mu_);
+    if (!failure_.empty()) return;
+    failure_ = why;
+    LOG(ERROR) << RoleName(role()) << " " << role_index() << " (rank " << rank_
+               << "): the job failed: " << why;
+    for (auto& [id, watcher] : failure_watchers_) watcher(why);
+  }
+  std::lock_guard<std::mutex> lock(barrier_mu_);
+  barrier_cv_.notify_all();
+}
+
+void Cluster::Abort(int lost, const std::string& why) {
+  Message abort;
+  abort.meta.set_command(proto::JOB_ABORT);
+  abort.meta.set_sender(rank_);
+  abort.meta.set_error(why);
+  for (int r = 0; r < roles_.size(); ++r) {
+    if (r != rank_ && r != lost) SendWhileRunning(r, abort);
+  }
+  Fail(why);
+}
+
+std::string Cluster::failure() const {
+  std::lock_guard<std::mutex> lock(failure_mu_);
+  return failure_;
+}
+
+std::shared_ptr<void> Cluster::WatchFailure(std::function<void(const std::string&)> on_failure) {
+  std::lock_guard<std::mutex> lock(failure_mu_);
+  if (!failure_.empty()) on_failure(failure_);
+  const int id = next_watcher_++;
+  failure_watchers_.emplace(id, std::move(on_failure));
+  return std::shared_ptr<void>(nullptr, [this, id](void*) {
+    std::lock_guard<std::mutex> lock(failure_mu_);
+    failure_watchers_.erase(id);
+  });
+}
+
+void Cluster::EndLiveness() {
+  if (liveness_) liveness_->Stop();
 }
 
 double Cluster::SecondsSinceStart() const {
@@ -145,22 +213,37 @@ void Cluster::Barrier(int group, std::optional<std::chrono::milliseconds> timeou
   request.meta.set_barrier_group(group);
   transport_->Send(0, request, nullptr);
   std::unique_lock<std::mutex> lock(barrier_mu_);
-  auto released = [&] { return barriers_released_[group] >= target; };
+  std::string why;
+  auto released = [&] {
+    why = failure();
+    return !why.empty() || barriers_released_[group] >= target;
+  };
   if (!timeout) {
     barrier_cv_.wait(lock, released);
   } else if (!barrier_cv_.wait_for(lock, *timeout, released)) {
     throw TimeoutError(StrCat("barrier of group ", GroupName(group), " (", GroupSize(group),
                               " nodes) timed out after ", timeout->count(), " ms on rank ", rank_));
   }
+  if (!why.empty()) throw LostRankError(why);
 }
 
 void Cluster::Close() {
+  EndLiveness();  // before the lock: its thread sends under it
+  const bool failed = !failure().empty();
+  if (failed) std::this_thread::sleep_for(kAbortLinger);
   {
     std::lock_guard<std::mutex> lock(running_mu_);
     if (stopped_) return;
     stopped_ = true;
   }
-  if (started_) transport_->Stop();
+  if (started_) {
+    if (failed) {
+      transport_->Abandon();
+    } else {
+      transport_->Stop();
+    }
+  }
+  if (failed) bootstrap_->Abandon();
   transport_.reset();
   bootstrap_.reset();
 }

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,15 +18,20 @@
 
 namespace pacer {
 
+class Liveness;
+
 // The members of a job as one node sees them: who it is (rank, role, host), how it reaches the
 // others (the bootstrap it met them through and the transport it talks over) and the barriers
 // they meet at. The scheduler runs the barriers: every member of a group tells it when it
-// arrives, and it releases them all once the last one did.
+// arrives, and it releases them all once the last one did. It also knows who is still alive
+// (Liveness): a rank lost for good fails the job on every rank that is left, and every wait of
+// theirs ends with LostRankError instead of a timeout.
 class Cluster {
  public:
-  // `ranks_fit_cores`: this host's servers and workers have a core each (see HostShares).
+  // `ranks_fit_cores`: this host's servers and workers have a core each (see HostShares); a rank
+  // silent for `heartbeat_timeout` is lost.
   Cluster(Roles roles, std::unique_ptr<Bootstrap> bootstrap, std::unique_ptr<Transport> transport,
-          bool ranks_fit_cores);
+          bool ranks_fit_cores, std::chrono::milliseconds heartbeat_timeout);
   ~Cluster();
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
@@ -55,15 +61,32 @@ class Cluster {
   void Reject(const proto::Meta& request, const std::string& error);
 
   // Blocks until every node of `group` (NodeGroup bits) has entered the same barrier; without
-  // `timeout` it waits as long as it takes. Throws TimeoutError after `timeout`.
+  // `timeout` it waits as long as every rank is alive. Throws TimeoutError after `timeout`, and
+  // LostRankError once the job failed.
   void Barrier(int group, std::optional<std::chrono::milliseconds> timeout);
+
+  // Fails the job on this rank: records `why` (the first reason wins), logs it, ends the waits
+  // (barriers and every watcher's). Close then leaves without meeting the other ranks.
+  void Fail(const std::string& why);
+  // The same, and tells every other rank but `lost` (JOB_ABORT) so that they fail with `why`.
+  void Abort(int lost, const std::string& why);
+  // Why the job failed; empty while it has not.
+  std::string failure() const;
+  // Calls `on_failure` with the reason once the job fails (at once if it has), until the returned
+  // token is dropped. It runs on the thread that failed the job and must not block.
+  std::shared_ptr<void> WatchFailure(std::function<void(const std::string& why)> on_failure);
+  // Stops heartbeats and the watch for lost ranks: the job's last barrier passed, and ranks may
+  // now leave at their own pace.
+  void EndLiveness();
   // Completes this node's sends, stops the transport and leaves the bootstrap (which finalizes MPI
   // where it initialized it). Collective: every node calls it. Sends are dropped from then on.
+  // After a failure it is not: it lets this rank's last messages go, then abandons both.
   void Close();
 
  private:
   void OnBarrier(const Message& msg);  // the scheduler's side
   void OnRelease(const Message& msg);
+  void OnLost(int rank, const std::string& description);
   int GroupSize(int group) const;
 
   const Roles roles_;
@@ -72,7 +95,14 @@ class Cluster {
   const int rank_;
   const std::string transport_name_;
   const bool ranks_fit_cores_;
+  const std::chrono::milliseconds heartbeat_timeout_;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::unique_ptr<Liveness> liveness_;  // from Start
+
+  mutable std::mutex failure_mu_;
+  std::string failure_;
+  int next_watcher_ = 0;
+  std::map<int, std::function<void(const std::string&)>> failure_watchers_;
 
   std::mutex running_mu_;
   bool started_ = false;

@@ -29,17 +29,28 @@ struct ControlChannel::Exchange {
   int expected = 0;
   std::vector<proto::Meta> answers;
   bool cancelled = false;
+  std::string failure;  // the job's, once it failed
 };
 
-ControlChannel::ControlChannel(Dispatcher& dispatcher, double timeout_s)
+ControlChannel::ControlChannel(Cluster& cluster, Dispatcher& dispatcher, double timeout_s)
     : exchange_(std::make_shared<Exchange>(dispatcher, timeout_s)) {
   std::weak_ptr<Exchange> weak = exchange_;
   exchange_->client_id = dispatcher.AttachClient([weak](Message&& msg) {
     if (auto exchange = weak.lock()) exchange->OnResponse(std::move(msg));
   });
+  // The channel's own reference outlives the watch (the token goes first), so a watcher never
+  // drops the last one.
+  failure_watch_ = cluster.WatchFailure([exchange = exchange_.get()](const std::string& why) {
+    std::lock_guard<std::mutex> lock(exchange->mu);
+    exchange->failure = why;
+    exchange->done.notify_all();
+  });
 }
 
-ControlChannel::~ControlChannel() { exchange_->dispatcher.DetachClient(exchange_->client_id); }
+ControlChannel::~ControlChannel() {
+  failure_watch_.reset();
+  exchange_->dispatcher.DetachClient(exchange_->client_id);
+}
 
 Message ControlChannel::Request(proto::Command command, int sender, int app_id,
                                 int64_t request_id) const {
@@ -64,8 +75,9 @@ std::vector<proto::Meta> ControlChannel::Wait(const std::string& what) {
   std::unique_lock<std::mutex> lock(s.mu);
   const double timeout_s = s.timeout_s;
   const bool ended = s.done.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] {
-    return s.cancelled || static_cast<int>(s.answers.size()) == s.expected;
+    return s.cancelled || !s.failure.empty() || static_cast<int>(s.answers.size()) == s.expected;
   });
+  if (!s.failure.empty()) throw LostRankError(StrCat(what, ": ", s.failure));
   if (s.cancelled) throw Error(StrCat(what, ": cancelled, the job is ending"));
   if (!ended) {
     throw TimeoutError(StrCat(what, ": ", s.answers.size(), " of ", s.expected,

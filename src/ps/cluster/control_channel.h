@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ps/cluster/cluster.h"
 #include "ps/cluster/dispatcher.h"
 
 namespace pacer {
@@ -16,8 +17,8 @@ namespace pacer {
 // answers of the current one and drops late answers of earlier ones. One exchange at a time.
 class ControlChannel {
  public:
-  // Waits for answers at most `timeout_s`.
-  ControlChannel(Dispatcher& dispatcher, double timeout_s);
+  // Waits for answers at most `timeout_s`, and not once `cluster`'s job failed.
+  ControlChannel(Cluster& cluster, Dispatcher& dispatcher, double timeout_s);
   ~ControlChannel();
   ControlChannel(const ControlChannel&) = delete;
   ControlChannel& operator=(const ControlChannel&) = delete;
@@ -28,7 +29,7 @@ class ControlChannel {
   // whose answers come back to this channel.
   Message Request(proto::Command command, int sender, int app_id, int64_t request_id) const;
   // The answers' metas once all came. Throws TimeoutError naming `what` after the session's
-  // timeout_s, and Error once Cancel was called.
+  // timeout_s, Error once Cancel was called, and LostRankError once the job failed.
   std::vector<proto::Meta> Wait(const std::string& what);
   // Ends the wait of this exchange and of every later one (a job ending).
   void Cancel();
@@ -36,6 +37,7 @@ class ControlChannel {
  private:
   struct Exchange;
   std::shared_ptr<Exchange> exchange_;
+  std::shared_ptr<void> failure_watch_;
 };
 
 }  // namespace pacer

@@ -20,6 +20,8 @@ bool IsNodeLevel(proto::Command command) {
     case proto::SERVER_REPORT:
     case proto::ROUTING_UPDATE:
     case proto::TASK:
+    case proto::HEARTBEAT:
+    case proto::JOB_ABORT:
       return true;
     default:
       return false;

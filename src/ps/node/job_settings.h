@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "pacer/config.h"
+#include "ps/cluster/roles.h"
 #include "straggler/fault_spec.h"
 
 namespace pacer {
@@ -11,8 +12,9 @@ namespace pacer {
 // spelled as text. Every rank makes one when it joins, before it sends anything, so a bad
 // value stops each rank at once with the same message.
 struct JobSettings {
-  // Throws Error naming the option, its value and what is expected.
-  static JobSettings Check(const Config& config);
+  // Checks every option against what it allows and against the job's `roles` (a spec may only
+  // name nodes the job has). Throws Error naming the option, its value and what is expected.
+  static JobSettings Check(const Config& config, const Roles& roles);
 
   // --inject, parsed.
   std::vector<straggler::FaultSpec> faults;

@@ -3,10 +3,12 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <exception>
 #include <mutex>
 
 #include "pacer/error.h"
 #include "ps/cluster/host_shares.h"
+#include "ps/node/configuration_agreement.h"
 #include "ps/transport/shaped_transport.h"
 
 namespace pacer {
@@ -19,10 +21,21 @@ std::unique_ptr<Node> Node::Join(const Config& requested, std::unique_ptr<Bootst
     FLAGS_logtostderr = true;  // not glog's default of files under /tmp
     google::InitGoogleLogging("pacer");
   });
-  const Roles roles(bootstrap->size(), requested.servers);
-  JobSettings settings = JobSettings::Check(requested);
+  // A rank that finds a problem still meets the others once, so that they all stop with it.
+  std::string problem;
+  std::optional<Roles> checked_roles;
+  JobSettings settings;
+  try {
+    checked_roles.emplace(bootstrap->size(), requested.servers);
+    settings = JobSettings::Check(requested, *checked_roles);
+  } catch (const Error& e) {
+    problem = e.what();
+  }
+  const double timeout_s = requested.timeout_s > 0 ? requested.timeout_s : Config().timeout_s;
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  AgreeOnConfiguration(*bootstrap, requested, problem, timeout);
+  const Roles roles = *checked_roles;
   Config config = requested;
-  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config.timeout_s * 1000));
   const bool fit = ResolveHostShares(*bootstrap, roles, config, timeout);
   std::unique_ptr<Transport> transport = open(*bootstrap, config, roles.RoleOf(bootstrap->rank()));
   const bool shaped_links =
@@ -46,7 +59,8 @@ Node::Node(const Config& config, JobSettings settings, const Roles& roles,
                   [this](const proto::Meta& request, const std::string& error) {
                     cluster_.Reject(request, error);
                   }),
-      cluster_(roles, std::move(bootstrap), std::move(transport), ranks_fit_cores),
+      cluster_(roles, std::move(bootstrap), std::move(transport), ranks_fit_cores,
+               std::chrono::milliseconds(static_cast<int64_t>(config.heartbeat_timeout_s * 1000))),
       routing_(cluster_, dispatcher_) {
   if (role() == Role::kScheduler) {
     // Workers may ask for tasks and report before the scheduler's parts are in place.
@@ -68,6 +82,8 @@ Node::~Node() {
   if (!finalized_) {
     try {
       Finalize();
+    } catch (const LostRankError&) {
+      // Cluster::Fail logged it.
     } catch (const std::exception& e) {
       LOG(ERROR) << "rank " << rank() << ": finalize failed: " << e.what();
     }
@@ -103,12 +119,19 @@ void Node::Adopt(std::unique_ptr<NodePart> part) {
 void Node::Finalize() {
   if (finalized_) return;
   finalized_ = true;
-  cluster_.Barrier(kAllNodes, std::nullopt);
+  std::exception_ptr failure;
+  try {
+    cluster_.Barrier(kAllNodes, std::nullopt);
+    cluster_.EndLiveness();
+  } catch (const Error&) {
+    failure = std::current_exception();
+  }
   {
     std::lock_guard<std::mutex> lock(parts_mu_);
     for (auto& part : parts_) part->Stop();
   }
   cluster_.Close();
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace pacer

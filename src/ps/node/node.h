@@ -73,7 +73,8 @@ class Node {
   void Adopt(std::unique_ptr<NodePart> part);
 
   // Waits for every node, stops the parts, then leaves the job (see Cluster::Close). Servers and
-  // the scheduler wait here for as long as the workers train: no deadline.
+  // the scheduler wait here for as long as the workers train and every rank is alive; a lost
+  // rank ends the wait with LostRankError (the node still leaves).
   void Finalize();
 
  private:

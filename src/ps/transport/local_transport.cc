@@ -80,6 +80,8 @@ void LocalTransport::Stop() {
   Close();
 }
 
+void LocalTransport::Abandon() { Close(); }
+
 void LocalTransport::Close() {
   Fabric::Inbox& inbox = *fabric_->inboxes_[rank_];
   {

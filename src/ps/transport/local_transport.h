@@ -49,6 +49,7 @@ class LocalTransport : public Transport {
   void SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                  SendCallback on_sent) override;
   void Stop() override;
+  void Abandon() override;
 
  private:
   void DeliveryLoop();

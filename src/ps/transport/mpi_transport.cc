@@ -241,4 +241,6 @@ void MpiTransport::Stop() {
       [this] { MPI_Barrier(comm_); }, nullptr);
 }
 
+void MpiTransport::Abandon() { progress_thread_.Halt(nullptr); }
+
 }  // namespace pacer

@@ -35,6 +35,7 @@ class MpiTransport : public Transport {
   void SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                  SendCallback on_sent) override;
   void Stop() override;
+  void Abandon() override;
 
  private:
   struct SendContext;

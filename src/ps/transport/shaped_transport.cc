@@ -101,14 +101,23 @@ void ShapedTransport::ReleaseLoop() {
   }
 }
 
-void ShapedTransport::Stop() {
+void ShapedTransport::StopReleaser() {
   {
     std::unique_lock<std::mutex> lock(mu_);
     stopping_ = true;  // the releaser sends what is held at once, then ends
   }
   changed_.notify_all();
   if (releaser_.joinable()) releaser_.join();
+}
+
+void ShapedTransport::Stop() {
+  StopReleaser();
   inner_->Stop();
+}
+
+void ShapedTransport::Abandon() {
+  StopReleaser();
+  inner_->Abandon();
 }
 
 }  // namespace pacer

@@ -38,11 +38,14 @@ class ShapedTransport : public Transport {
   void SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                  SendCallback on_sent) override;
   void Stop() override;
+  void Abandon() override;
   std::shared_ptr<void> LendSharedMemory(size_t bytes) override {
     return inner_->LendSharedMemory(bytes);
   }
 
  private:
+  // Ends the releaser thread, sending what it holds first.
+  void StopReleaser();
   using Clock = std::chrono::steady_clock;
   struct Held {
     Clock::time_point release;

@@ -51,6 +51,9 @@ class Transport {
                          SendCallback on_sent) = 0;
   // Collective: completes this rank's sends, waits for every rank to get here, stops receiving.
   virtual void Stop() = 0;
+  // Stops receiving at once, without completing sends or meeting the other ranks: the end of a
+  // job that lost a rank, which would never arrive at Stop's meeting.
+  virtual void Abandon() = 0;
 
   // Lets a thread that waits for a reply receive it itself: polls the transport on the calling
   // thread (running handlers there) until `done` returns true or `deadline` passes, spinning for

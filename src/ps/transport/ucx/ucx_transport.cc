@@ -410,4 +410,11 @@ void UcxTransport::Stop() {
   worker_.CloseEndpoints();
 }
 
+void UcxTransport::Abandon() {
+  if (!started_) return;
+  progress_thread_.Halt([this] { ucp_worker_signal(worker_.get()); });
+  std::lock_guard<std::mutex> lock(progress_mu_);
+  worker_.CloseEndpoints();
+}
+
 }  // namespace pacer

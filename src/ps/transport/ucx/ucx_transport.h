@@ -86,6 +86,7 @@ class UcxTransport : public Transport, private PathServices {
   void SendBytes(int dst, std::vector<uint8_t> header, std::vector<Buffer> payload,
                  SendCallback on_sent) override;
   void Stop() override;
+  void Abandon() override;
   std::shared_ptr<void> LendSharedMemory(size_t bytes) override {
     return shared_memory_->Lend(bytes);
   }

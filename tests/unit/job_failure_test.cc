@@ -1,0 +1,87 @@
+// A job that failed (it lost a rank) ends every wait of every rank at once with LostRankError,
+// naming why: a worker's iteration that waits for a gradient that will never come, the other ranks'
+// finalizing barrier, and a later request.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../common/in_process_job.h"
+#include "pacer/error.h"
+#include "pacer/gradient_sync.h"
+#include "pacer/parameter_server.h"
+#include "ps/bootstrap/local_bootstrap.h"
+#include "ps/node/node.h"
+
+namespace pacer {
+namespace {
+
+using ::testing::HasSubstr;
+
+class JobFailureTest : public ::testing::TestWithParam<testing::InProcessTransport> {};
+
+TEST_P(JobFailureTest, AnAbortEndsEveryWaitOfEveryRank) {
+  constexpr int kRanks = 4;  // scheduler, 1 server, 2 workers
+  auto group = std::make_shared<LocalBootstrap::Group>(kRanks);
+  const testing::InProcessTransports transports(GetParam(), kRanks);
+  std::vector<std::string> errors(kRanks);
+  std::vector<std::string> later(kRanks);
+  testing::OnEveryRank(kRanks, [&](int rank) {
+    Config config;
+    config.timeout_s = 120;  // far longer than ctest waits: only the failure can end the waits
+    config.sync = "bsp";
+    try {
+      Session session(Node::Join(config, std::make_unique<LocalBootstrap>(group, rank),
+                                 [&](Bootstrap& b, const Config& settled, Role role) {
+                                   return transports.Open(b, settled, role);
+                                 }));
+      if (session.is_server()) {
+        ParameterServer server(session);
+        session.Finalize();
+      } else if (session.is_worker()) {
+        std::vector<float> w(16, 0.f), g(16, 1.f);
+        GradientSync sync(session);
+        sync.Register("w", w.data(), w.size());
+        if (session.role_index() == 0) {
+          sync.Broadcast();  // worker 1's first iteration pulls the initial values
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));  // worker 1 waits by then
+          NodeOf(session).cluster().Abort(-1, "worker 0 gave up");
+        } else {
+          try {
+            sync.BeginIteration();
+            sync.PushPull("w", g.data(), w.data());
+            sync.EndIteration();  // BSP: waits for worker 0's gradient
+          } catch (const LostRankError& e) {
+            errors[rank] = e.what();
+          }
+          try {
+            sync.BeginIteration();
+            sync.PushPull("w", g.data(), w.data());
+          } catch (const LostRankError& e) {
+            later[rank] = e.what();
+          }
+        }
+        session.Finalize();
+      } else {
+        session.Finalize();
+      }
+    } catch (const LostRankError& e) {
+      if (errors[rank].empty()) errors[rank] = e.what();
+    }
+  });
+  for (int rank = 0; rank < kRanks; ++rank) {
+    EXPECT_THAT(errors[rank], HasSubstr("worker 0 gave up")) << "rank " << rank;
+  }
+  EXPECT_THAT(later[3], HasSubstr("worker 0 gave up")) << "a request after the failure";
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, JobFailureTest,
+                         ::testing::Values(testing::InProcessTransport::kLocal,
+                                           testing::InProcessTransport::kUcxSharedMemory),
+                         [](const auto& info) { return testing::NameOf(info.param); });
+
+}  // namespace
+}  // namespace pacer
