@@ -4,7 +4,7 @@ MAKEFLAGS += --no-print-directory
 JOBS ?= $(shell nproc)
 MPIRUN := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe
 
-.PHONY: all deps configure build demo test bench-kv bench-reduce bench-sas bench-falcon bench-synthetic format clean
+.PHONY: all deps configure build demo test test-sanitize fuzz fuzz-build fuzz-seeds bench-kv bench-reduce bench-sas bench-falcon bench-synthetic format clean
 
 all: build
 
@@ -25,6 +25,32 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure --timeout 600
+
+# ASan+UBSan over the unit and MPI tests; TSan over the in-process jobs on LocalTransport, where
+# every rank is a thread (UCX's own lock-free code is not instrumented, and would be reported).
+ASAN_ENV := ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+TSAN_TESTS := local|Checkpoint|Migration|ServerReport|TaskTransfer|Liveness|ConfigurationAgreement|SyncEngine|RequestTracker
+test-sanitize: deps
+	@cmake -S . -B build-asan -DPACER_SANITIZE=address,undefined >/dev/null
+	@cmake --build build-asan -j $(JOBS) --target pacer-unit-tests pacer-mpi-tests
+	cd build-asan && $(ASAN_ENV) ctest --output-on-failure --timeout 600 -L unit
+	cd build-asan && $(ASAN_ENV) ctest --output-on-failure --timeout 600 -R '^mpi_kv_'
+	@cmake -S . -B build-tsan -DPACER_SANITIZE=thread >/dev/null
+	@cmake --build build-tsan -j $(JOBS) --target pacer-unit-tests
+	cd build-tsan && $(TSAN_ENV) ctest --output-on-failure --timeout 600 -L unit -R '$(TSAN_TESTS)'
+
+# libFuzzer over every decoder, FUZZ_SECONDS each (CI runs a short box).
+FUZZ_SECONDS ?= 60
+fuzz-build: deps
+	@CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DPACER_FUZZ=ON >/dev/null
+	@cmake --build build-fuzz -j $(JOBS)
+fuzz: fuzz-build
+	python3 scripts/run_fuzzers.py build-fuzz/bin fuzz/corpus $(FUZZ_SECONDS) \
+	  --json=build-fuzz/fuzz-results.json
+# Rewrites the committed seeds from the encoders.
+fuzz-seeds: fuzz-build
+	build-fuzz/bin/pacer-fuzz-seeds fuzz/corpus
 
 bench-kv: build
 	python3 scripts/bench_kv.py

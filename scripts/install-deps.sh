@@ -14,6 +14,7 @@ packages=(
   libtorch-dev libopenblas0-openmp  # the ResNet and BERT apps (OpenBLAS: 20x faster products)
   fortunes                          # BERT's English text
   slurm-wlm munge                   # the batch-submission test
+  clang-14 libclang-rt-14-dev       # libFuzzer (make fuzz)
 )
 
 missing=()

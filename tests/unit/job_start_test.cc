@@ -39,7 +39,7 @@ TEST(JobSettingsTest, EachBadOptionIsNamedWithWhatIsExpected) {
       {[](Config& c) { c.heartbeat_timeout_s = 0; }, "--heartbeat_timeout_s=0: expected > 0"},
       {[](Config& c) { c.detect_window = 0; }, "--detect_window=0: expected > 0"},
       {[](Config& c) { c.straggler_ratio = 0.5; }, "--straggler_ratio=0.5: expected >= 1"},
-      {[](Config& c) { c.tuning.max_message_bytes = -4; }, "--max_message_bytes=-4: expected > 0"},
+      {[](Config& c) { c.tuning.max_message_bytes = -4; }, "--max_message_bytes=-4: expected >= 0"},
       {[](Config& c) { c.server_bandwidth = "1GB/s,2GB/s"; },
        "--server_bandwidth=1GB/s,2GB/s: 2 rates for 1 servers"},
       {[](Config& c) { c.inject = {"worker:x:compute=3x"}; },

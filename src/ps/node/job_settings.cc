@@ -75,9 +75,9 @@ void CheckNumbers(const Config& c) {
   ExpectAbove("heartbeat_timeout_s", c.heartbeat_timeout_s, 0.0);
   const TransportTuning& t = c.tuning;
   ExpectAbove("max_inflight_bytes", t.max_inflight_bytes, int64_t{0});
-  ExpectAbove("max_message_bytes", t.max_message_bytes, int64_t{0});
+  ExpectAtLeast("max_message_bytes", t.max_message_bytes, int64_t{0});
   ExpectAtLeast("rndv_threshold", t.rndv_threshold, int64_t{0});
-  ExpectAbove("shm_ring_bytes", t.shm_ring_bytes, int64_t{0});
+  ExpectAtLeast("shm_ring_bytes", t.shm_ring_bytes, int64_t{0});
   ExpectAtLeast("read_threads", t.read_threads, 0);
 }
 

@@ -1,0 +1,32 @@
+// The options spelled as text: --inject specs (and their rates), --sync and --optimizer.
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "common/optimizer_spec.h"
+#include "pacer/error.h"
+#include "pacer/sync_mode.h"
+#include "straggler/fault_spec.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  try {
+    pacer::straggler::FaultSpec::Parse(text);
+  } catch (const std::invalid_argument&) {
+  } catch (const pacer::Error&) {
+  }
+  try {
+    pacer::straggler::ParseRate(text);
+  } catch (const std::invalid_argument&) {
+  }
+  try {
+    pacer::SyncMode::Parse(text).ToString();
+  } catch (const pacer::Error&) {
+  }
+  try {
+    pacer::OptimizerSpec::Parse(text);
+  } catch (const pacer::Error&) {
+  }
+  return 0;
+}
