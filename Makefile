@@ -29,7 +29,8 @@ test: build
 # ASan+UBSan over the unit and MPI tests; TSan over the in-process jobs on LocalTransport, where
 # every rank is a thread (UCX's own lock-free code is not instrumented, and would be reported).
 ASAN_ENV := ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/sanitizers/tsan.supp \
+  UCX_MEM_EVENTS=no
 TSAN_TESTS := local|Checkpoint|Migration|ServerReport|TaskTransfer|Liveness|ConfigurationAgreement|SyncEngine|RequestTracker
 test-sanitize: deps
 	@cmake -S . -B build-asan -DPACER_SANITIZE=address,undefined >/dev/null

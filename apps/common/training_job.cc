@@ -126,14 +126,26 @@ double ComputeGradient(GradientSync& sync, Workload& model, int workers, int me)
 std::string CheckpointPath(const std::string& file) {
   return (std::filesystem::path(FLAGS_checkpoint_dir) / file).string();
 }
-std::string WorkerStatePath(int worker) {
-  return CheckpointPath("worker-" + std::to_string(worker) + ".state");
+// A worker's state is named by its clock: a job killed between one worker's state and the servers'
+// checkpoint then leaves the state that matches parameters.ckpt, which names the clock it holds.
+std::string WorkerStatePath(int worker, int64_t clock) {
+  return CheckpointPath("worker-" + std::to_string(worker) + "-at-" + std::to_string(clock) +
+                        ".state");
 }
 
 void SaveCheckpoint(GradientSync& sync, Workload& model, int me) {
   std::filesystem::create_directories(FLAGS_checkpoint_dir);
-  model.Save(WorkerStatePath(me));
+  const std::string state = WorkerStatePath(me, sync.clock());
+  model.Save(state);
   sync.Checkpoint(CheckpointPath("parameters.ckpt"));
+  // parameters.ckpt is at this clock now (every worker has passed its rename): older states go.
+  const std::string prefix = "worker-" + std::to_string(me) + "-at-";
+  for (const auto& entry : std::filesystem::directory_iterator(FLAGS_checkpoint_dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && entry.path().string() != state) {
+      std::filesystem::remove(entry.path());
+    }
+  }
 }
 
 void Register(GradientSync& sync, Workload& model) {
@@ -169,8 +181,8 @@ WorkerLog Train(Session& session, Workload& model, const TrainingApp& app) {
   Register(sync, model);
   if (FLAGS_tasks > 0) sync.UseTasks(FLAGS_tasks);
   if (FLAGS_resume) {
-    model.Load(WorkerStatePath(me));
     sync.Resume(CheckpointPath("parameters.ckpt"));
+    model.Load(WorkerStatePath(me, sync.clock()));
   }
   const Plan plan = MakePlan(model.train_size(), workers);
   const int64_t per_epoch = plan.per_epoch, total = plan.total;

@@ -14,7 +14,15 @@ fi
 args=(--servers "${PACER_SERVERS:-1}" --progress=lines "$@")
 echo "run_app: $app on ${SLURM_NTASKS:-?} tasks (${SLURM_JOB_NUM_NODES:-?} nodes) by $launcher"
 case $launcher in
-  srun) exec srun --mpi=pmix "$bin/$app" "${args[@]}" ;;
-  mpirun) exec mpirun "$bin/$app" "${args[@]}" ;;
+  srun) command=(srun --mpi=pmix "$bin/$app" "${args[@]}") ;;
+  mpirun) command=(mpirun "$bin/$app" "${args[@]}") ;;
   *) echo "run_app: PACER_LAUNCHER=$launcher: expected srun, mpirun or auto" >&2; exit 2 ;;
+esac
+# With a checkpoint folder, a failed step is relaunched from its last checkpoint (PACER_RETRIES
+# times, default 2), and a requeued job resumes.
+case " $* " in
+  *" --checkpoint-dir"* | *" --checkpoint_dir"*)
+    exec "$(dirname "$0")/../../scripts/pacer-relaunch" --retries "${PACER_RETRIES:-2}" -- \
+      "${command[@]}" ;;
+  *) exec "${command[@]}" ;;
 esac

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -71,13 +72,17 @@ class Reducer {
   virtual void Synchronize() = 0;
 };
 
-// dst = a + b over `count` floats; dst may be a (in place), never b. From 1 KiB up the reducer sums
-// (vectorized, multi-threaded when large); below, a plain loop, which costs less than dispatching
-// a tiny sum.
+// dst = a + b over `count` floats; dst may be a (in place), never b. b may be unaligned (values
+// straight from a transport's receive buffer). From 1 KiB up the reducer sums (vectorized,
+// multi-threaded when large); below, a plain loop, which costs less than dispatching a tiny sum.
 inline void AddFloats(Reducer& reducer, float* dst, const float* a, const float* b, size_t count) {
   constexpr size_t kReducerMinValues = 256;
   if (count < kReducerMinValues) {
-    for (size_t i = 0; i < count; ++i) dst[i] = a[i] + b[i];
+    for (size_t i = 0; i < count; ++i) {
+      float bi;
+      std::memcpy(&bi, b + i, sizeof bi);
+      dst[i] = a[i] + bi;
+    }
     return;
   }
   const ConstArray inputs[2] = {{a, DType::kF32}, {b, DType::kF32}};

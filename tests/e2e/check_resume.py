@@ -46,9 +46,13 @@ def main():
         for field in ("iters", "accuracy", "loss"):
             if resumed[field] != straight[field]:
                 failures.append(f"{field}: resumed {resumed[field]}, straight {straight[field]}")
-        for name in ("parameters.ckpt", "worker-0.state", "worker-1.state"):
+        for name in ("parameters.ckpt", "worker-0-at-40.state", "worker-1-at-40.state"):
             if (whole / name).read_bytes() != (parts / name).read_bytes():
                 failures.append(f"{name} differs between the straight and the resumed run")
+        states = sorted(path.name for path in parts.glob("worker-*.state"))
+        if states != ["worker-0-at-40.state", "worker-1-at-40.state"]:
+            failures.append(f"worker states left in the checkpoint folder: {states} (the states "
+                            "of clock 40 alone expected)")
         if failures:
             sys.exit("\n".join(failures))
         print(f"resumed at 20: accuracy {resumed['accuracy']}, loss {resumed['loss']} at 40, "

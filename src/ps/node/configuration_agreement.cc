@@ -26,8 +26,7 @@ std::vector<std::pair<std::string, std::string>> JobWideOptions(const Config& c)
           {"balance", c.balance},
           {"server_bandwidth", c.server_bandwidth},
           {"migrate_every", StrCat(c.migrate_every)},
-          {"heartbeat_timeout_s", StrCat(c.heartbeat_timeout_s)},
-          {"on_worker_loss", c.on_worker_loss}};
+          {"heartbeat_timeout_s", StrCat(c.heartbeat_timeout_s)}};
 }
 
 // One rank's part: its problem, then its job-wide values, '\n'-separated (values hold no

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "pacer/dtype.h"
 
@@ -56,13 +57,18 @@ struct Narrow {
   static V Mul(V a, V b) { return a * b; }
   static V Div(V a, V b) { return a / b; }
   static V Sqrt(V a) { return std::sqrt(a); }
+  // Through memcpy: a payload that follows a meta of odd length is not aligned to its element, and
+  // a plain dereference of it would be undefined (x86 loads it either way; the sanitizer objects).
   template <typename T>
   static V Load(const T* p) {
-    return ToFloat(*p);
+    T x;
+    std::memcpy(&x, p, sizeof x);
+    return ToFloat(x);
   }
   template <bool kStream, typename T>
   static void Store(T* p, V v) {
-    *p = FromFloat<T>(v);
+    const T x = FromFloat<T>(v);
+    std::memcpy(p, &x, sizeof x);
   }
 };
 

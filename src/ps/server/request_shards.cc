@@ -44,20 +44,23 @@ int DefaultShards(const Config& config) {
 
 }  // namespace
 
+std::vector<std::unique_ptr<RequestShards::Shard>> RequestShards::MakeShards(int count) {
+  std::vector<std::unique_ptr<Shard>> shards;
+  for (int i = 0; i < count; ++i) shards.push_back(std::make_unique<Shard>());
+  return shards;
+}
+
 RequestShards::RequestShards(Node& node, int app_id, size_t value_size, Handler handler)
     : node_(CheckedServer(node)),
       app_id_(app_id),
       value_size_(value_size),
       handler_(std::move(handler)),
+      shards_(MakeShards(DefaultShards(node.config()))),  // before the reporter reads them
       reporter_(node, [this] { return Queued(); }),
       injected_(node),
       service_clock_(node.cluster().ranks_fit_cores() && node.settings().faults.empty()
                          ? &WallSeconds
-                         : &ThreadCpuSeconds) {
-  for (int i = 0; i < DefaultShards(node.config()); ++i) {
-    shards_.push_back(std::make_unique<Shard>());
-  }
-}
+                         : &ThreadCpuSeconds) {}
 
 RequestShards::~RequestShards() {
   if (started_) node_.dispatcher().DetachServer(app_id_);

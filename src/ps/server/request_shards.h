@@ -141,6 +141,7 @@ class RequestShards {
   // Ends a shard's task: its thread may run the next one.
   void Release(Shard& shard);
   void RunShard(int index);
+  static std::vector<std::unique_ptr<Shard>> MakeShards(int count);
 
   Node& node_;
   const int app_id_;

@@ -15,7 +15,11 @@ namespace {
 // What a rank reads from a peer's memory to prove it reads the right process: this word, at the
 // address the peer announced, holds the peer's PID mixed with a constant.
 constexpr uint64_t kProbeMix = 0x5061636572ull << 24;
-uint64_t probe_word = 0;
+// One per process, written once (ranks that are threads of one process share it).
+const uint64_t& ProbeWord() {
+  static const uint64_t word = kProbeMix ^ static_cast<uint64_t>(getpid());
+  return word;
+}
 
 bool CanRead(int64_t pid, uint64_t address) {
   uint64_t word = 0;
@@ -47,13 +51,12 @@ SharedMemoryRoutes::SharedMemoryRoutes(int rank, int size, size_t ring_bytes, in
 void SharedMemoryRoutes::Connect(Bootstrap& bootstrap, std::chrono::milliseconds timeout) {
   struct Announcement {
     int64_t pid;
-    uint64_t probe;  // the address of probe_word
+    uint64_t probe;  // the address of ProbeWord()
     SharedMemoryRingInfo ring;
   };
-  probe_word = kProbeMix ^ static_cast<uint64_t>(getpid());
   Announcement mine{};  // value-initialized: its padding travels too
   mine.pid = getpid();
-  mine.probe = reinterpret_cast<uint64_t>(&probe_word);
+  mine.probe = reinterpret_cast<uint64_t>(&ProbeWord());
   if (ring_) mine.ring = ring_->info();
   const auto* bytes = reinterpret_cast<const uint8_t*>(&mine);
   const std::vector<Bootstrap::Bytes> all =
