@@ -4,7 +4,7 @@ MAKEFLAGS += --no-print-directory
 JOBS ?= $(shell nproc)
 MPIRUN := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe
 
-.PHONY: all deps configure build demo test test-sanitize fuzz fuzz-build fuzz-seeds bench-kv bench-reduce bench-sas bench-falcon bench-synthetic format clean
+.PHONY: all deps configure build demo test test-sanitize soak fuzz fuzz-build fuzz-record fuzz-seeds bench-kv bench-reduce bench-sas bench-falcon bench-synthetic format clean
 
 all: build
 
@@ -41,6 +41,11 @@ test-sanitize: deps
 	@cmake --build build-tsan -j $(JOBS) --target pacer-unit-tests
 	cd build-tsan && $(TSAN_ENV) ctest --output-on-failure --timeout 600 -L unit -R '$(TSAN_TESTS)'
 
+# The load job of the test suite for half an hour (about 1.6 s per iteration here), not in CI.
+soak: build
+	python3 tests/e2e/check_load.py $(MPIRUN) $(BUILD)/bin/pacer-load-job --iterations=1100 \
+	  --migrations=1000 --migrate_gap_s=1.5
+
 # libFuzzer over every decoder, FUZZ_SECONDS each (CI runs a short box).
 FUZZ_SECONDS ?= 60
 fuzz-build: deps
@@ -50,6 +55,10 @@ fuzz: fuzz-build
 	python3 scripts/run_fuzzers.py build-fuzz/bin fuzz/corpus $(FUZZ_SECONDS) \
 	  --json=build-fuzz/fuzz-results.json
 # Rewrites the committed seeds from the encoders.
+# The record of docs/RELIABILITY.md: 10^7 executions of every target (not in CI: about half an hour).
+fuzz-record: fuzz-build
+	python3 scripts/run_fuzzers.py build-fuzz/bin fuzz/corpus 0 --runs=10000000 \
+	  --json=build-fuzz/fuzz-record.json
 fuzz-seeds: fuzz-build
 	build-fuzz/bin/pacer-fuzz-seeds fuzz/corpus
 

@@ -55,8 +55,12 @@ CheckpointFile CheckpointFile::Read(const std::string& path) {
   if (!file) throw Error(StrCat("cannot read checkpoint ", path, ": ", SystemError()));
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
                                    std::istreambuf_iterator<char>());
-  ByteReader in(bytes.data(), bytes.size(), StrCat("checkpoint ", path));
-  if (bytes.size() < sizeof(kMagic) || in.Get<uint64_t>() != kMagic) {
+  return Decode(bytes.data(), bytes.size(), StrCat("checkpoint ", path));
+}
+
+CheckpointFile CheckpointFile::Decode(const uint8_t* data, size_t size, const std::string& what) {
+  ByteReader in(data, size, what);
+  if (size < sizeof(kMagic) || in.Get<uint64_t>() != kMagic) {
     throw Error(StrCat(in.what(), " is not a Pacer checkpoint (GradientSync::Checkpoint)"));
   }
   CheckpointFile c;

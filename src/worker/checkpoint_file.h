@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -24,6 +25,8 @@ struct CheckpointFile {
   void Write(const std::string& path) const;
   // Throws Error naming the path for a missing, truncated or foreign file.
   static CheckpointFile Read(const std::string& path);
+  // The file's bytes, already read; `what` names them in errors.
+  static CheckpointFile Decode(const uint8_t* data, size_t size, const std::string& what);
 };
 
 }  // namespace pacer

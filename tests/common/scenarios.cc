@@ -216,6 +216,22 @@ Message RawPush(const Session& session, int client, std::vector<Key> keys,
 
 }  // namespace
 
+void RequestsForAnAppNobodyServes(Session& session) {
+  if (ServeIfServer<float>(session)) return;
+  Node& node = NodeOf(session);
+  KVWorker<float> kv(session);
+  const Key k7 = OwnKey(session, 7);
+  const int server = 1 + session.ServerOfKey(k7);
+  ResponseCatcher catcher(node.dispatcher());
+  Message unknown_app = RawPush(session, catcher.id(), {k7}, {1});
+  unknown_app.meta.set_app_id(99);
+  node.transport().Send(server, unknown_app, nullptr);
+  EXPECT_CONTAINS(catcher.Next(), "no KVServer for app 99 started on server rank " +
+                                      std::to_string(server) + " within ");
+  kv.Wait(kv.Push({k7}, {1.5f}));
+  ExpectStillServes(kv, k7, 1.5f);
+}
+
 void MalformedPeerMessages(Session& session) {
   if (ServeIfServer<float>(session)) return;
   Node& node = NodeOf(session);
@@ -240,6 +256,11 @@ void MalformedPeerMessages(Session& session) {
   EXPECT_CONTAINS(catcher.Next(), "a pull carries 4 bytes of values");
   transport.Send(session.rank(), RawPush(session, catcher.id(), {k7}, {1}), nullptr);
   EXPECT_CONTAINS(catcher.Next(), "rank is a worker, not a server");
+  Message far_ahead = RawPush(session, catcher.id(), {k7}, {1});
+  far_ahead.meta.set_epoch(int64_t{1} << 40);  // would be held until that table comes: never
+  transport.Send(server, far_ahead, nullptr);
+  EXPECT_CONTAINS(catcher.Next(), "request under routing epoch 1099511627776, but server rank " +
+                                      std::to_string(server) + " is at epoch 0");
 
   // Bytes that are no valid message are dropped by the transport (and logged), never handled.
   Message good = RawPush(session, catcher.id(), {k7}, {100});

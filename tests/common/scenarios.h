@@ -41,5 +41,9 @@ void PullsWithChangingLengths(Session& session);
 // and are served.
 void RequestsBeforeServerStarts(Session& session);
 
+// A request for an app no server ever serves waits as an early request for --timeout_s, then is
+// rejected naming the app; the server keeps serving the app it has. Run with a short timeout.
+void RequestsForAnAppNobodyServes(Session& session);
+
 }  // namespace testing
 }  // namespace pacer

@@ -40,8 +40,8 @@ def rank_pid(folder, rank):
             environ = (entry / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if (f"--checkpoint-dir={folder}".encode() in cmdline
-                and f"OMPI_COMM_WORLD_RANK={rank}".encode() in environ):
+        named = {f"--checkpoint{dash}dir={folder}".encode() for dash in "-_"}  # argv normalized
+        if named & set(cmdline) and f"OMPI_COMM_WORLD_RANK={rank}".encode() in environ:
             return int(entry.name)
     return None
 
@@ -60,44 +60,53 @@ def main():
         summary = pathlib.Path(tmp) / "relaunched.json"
         job = subprocess.Popen([relaunch, "--retries", "2", "--"] +
                                app_command(mpiexec, app, flags, killed, summary),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 300
-        while not (killed / "parameters.ckpt").exists():
-            if job.poll() is not None or time.monotonic() > deadline:
-                sys.exit(f"no checkpoint appeared before the job ended:\n{job.communicate()}")
-            time.sleep(0.02)
-        time.sleep(random.uniform(0, 0.5))
-        victim = rank_pid(killed, 3)
-        if victim is None or job.poll() is not None:
-            sys.exit("the job ended before worker 1 could be killed: make it longer")
-        os.kill(victim, signal.SIGKILL)
-        killed_at = time.monotonic()
-        out, err = job.communicate(timeout=500)
-        print(f"killed worker 1 (pid {victim}); the wrapper said:\n"
-              + "\n".join(line for line in err.splitlines() if "pacer-relaunch" in line))
-        failures = []
-        if job.returncode != 0:
-            failures.append(f"the relaunched job failed ({job.returncode}):\n{err[-4000:]}")
-        if "relaunch 1 of 2, from the checkpoint" not in err:
-            failures.append("the wrapper did not relaunch from the checkpoint")
-        if failures:
-            sys.exit("\n".join(failures))
-        resumed = json.loads(summary.read_text())
-        if resumed["bytes"] >= straight["bytes"]:
-            failures.append(f"the relaunch moved {resumed['bytes']} bytes, the straight run "
-                            f"{straight['bytes']}: it started over instead of resuming")
-        for field in ("iters", "accuracy", "loss"):
-            if resumed[field] != straight[field]:
-                failures.append(f"{field}: relaunched {resumed[field]}, straight {straight[field]}")
-        for name in ("parameters.ckpt", f"worker-0-at-{ITERS}.state",
-                     f"worker-1-at-{ITERS}.state"):
-            if (whole / name).read_bytes() != (killed / name).read_bytes():
-                failures.append(f"{name} differs between the straight and the relaunched run")
-        if failures:
-            sys.exit("\n".join(failures))
-        print(f"finished {time.monotonic() - killed_at:.1f} s after the kill, as the "
-              f"straight run: accuracy {resumed['accuracy']}, loss {resumed['loss']}, "
-              f"{resumed['bytes']} of {straight['bytes']} bytes moved after the resume")
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+        try:
+            check_relaunch(job, killed, whole, straight, summary)
+        finally:
+            if job.poll() is None:
+                os.killpg(job.pid, signal.SIGKILL)
+
+
+def check_relaunch(job, killed, whole, straight, summary):
+    deadline = time.monotonic() + 300
+    while not (killed / "parameters.ckpt").exists():
+        if job.poll() is not None or time.monotonic() > deadline:
+            sys.exit(f"no checkpoint appeared before the job ended:\n{job.communicate()}")
+        time.sleep(0.02)
+    time.sleep(random.uniform(0, 0.5))
+    victim = rank_pid(killed, 3)
+    if victim is None or job.poll() is not None:
+        sys.exit("the job ended before worker 1 could be killed: make it longer")
+    os.kill(victim, signal.SIGKILL)
+    killed_at = time.monotonic()
+    out, err = job.communicate(timeout=500)
+    print(f"killed worker 1 (pid {victim}); the wrapper said:\n"
+          + "\n".join(line for line in err.splitlines() if "pacer-relaunch" in line))
+    failures = []
+    if job.returncode != 0:
+        failures.append(f"the relaunched job failed ({job.returncode}):\n{err[-4000:]}")
+    if "relaunch 1 of 2, from the checkpoint" not in err:
+        failures.append("the wrapper did not relaunch from the checkpoint")
+    if failures:
+        sys.exit("\n".join(failures))
+    resumed = json.loads(summary.read_text())
+    if resumed["bytes"] >= straight["bytes"]:
+        failures.append(f"the relaunch moved {resumed['bytes']} bytes, the straight run "
+                        f"{straight['bytes']}: it started over instead of resuming")
+    for field in ("iters", "accuracy", "loss"):
+        if resumed[field] != straight[field]:
+            failures.append(f"{field}: relaunched {resumed[field]}, straight {straight[field]}")
+    for name in ("parameters.ckpt", f"worker-0-at-{ITERS}.state",
+                 f"worker-1-at-{ITERS}.state"):
+        if (whole / name).read_bytes() != (killed / name).read_bytes():
+            failures.append(f"{name} differs between the straight and the relaunched run")
+    if failures:
+        sys.exit("\n".join(failures))
+    print(f"finished {time.monotonic() - killed_at:.1f} s after the kill, as the "
+          f"straight run: accuracy {resumed['accuracy']}, loss {resumed['loss']}, "
+          f"{resumed['bytes']} of {straight['bytes']} bytes moved after the resume")
 
 
 if __name__ == "__main__":

@@ -127,6 +127,15 @@ TEST(KVLocalCustomHandlerTest, DeferredResponsesAndRejections) {
   });
 }
 
+// A peer's request for an app that no server serves is answered with an error naming the app once
+// --timeout_s has passed, instead of waiting at the server for ever.
+TEST(KVLocalUnknownAppTest, RequestsForAnAppNobodyServesAreRejected) {
+  Config config;
+  config.timeout_s = 1;
+  config.server_threads = 1;
+  testing::RunInProcessJob(2, 1, config, testing::RequestsForAnAppNobodyServes);
+}
+
 // Waits have deadlines: a request the server never answers times out.
 TEST(KVLocalTimeoutTest, UnansweredRequestTimesOut) {
   Config config;

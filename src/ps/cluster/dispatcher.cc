@@ -30,8 +30,8 @@ bool IsNodeLevel(proto::Command command) {
 
 }  // namespace
 
-Dispatcher::Dispatcher(Role role, int rank, Rejecter reject)
-    : role_(role), rank_(rank), reject_(std::move(reject)) {}
+Dispatcher::Dispatcher(Role role, int rank, Rejecter reject, std::chrono::milliseconds early_wait)
+    : role_(role), rank_(rank), reject_(std::move(reject)), early_wait_(early_wait) {}
 
 void Dispatcher::Take(proto::Command command, Sink sink) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
@@ -64,10 +64,11 @@ void Dispatcher::AttachServer(int app_id, Sink sink, Consumers consumers) {
   servers_[app_id] = sink;
   if (consumers) server_consumers_[app_id] = std::move(consumers);
   detached_servers_.erase(app_id);
-  std::vector<Message> early;
-  early.swap(early_requests_[app_id]);
-  early_requests_.erase(app_id);
-  for (Message& msg : early) sink(std::move(msg));
+  auto early = early_requests_.find(app_id);
+  if (early == early_requests_.end()) return;
+  std::vector<Message> messages = std::move(early->second.messages);
+  early_requests_.erase(early);
+  for (Message& msg : messages) sink(std::move(msg));
 }
 
 void Dispatcher::DetachServer(int app_id) {
@@ -112,6 +113,11 @@ std::shared_ptr<PayloadConsumer> Dispatcher::Consume(const Message& msg) {
 
 void Dispatcher::Dispatch(Message&& msg) {
   std::unique_lock<std::recursive_mutex> lock(mu_);
+  // Every message (heartbeats at least a few per second) is a chance to look.
+  if (!early_requests_.empty()) {
+    RejectStaleEarlyRequests(lock);
+    lock.lock();
+  }
   const proto::Meta& meta = msg.meta;
   if (IsNodeLevel(meta.command()) && !meta.is_response()) {
     DispatchNodeLevel(lock, std::move(msg));
@@ -164,7 +170,28 @@ void Dispatcher::DispatchRequest(std::unique_lock<std::recursive_mutex>& lock, M
     lock.unlock();
     reject_(meta, StrCat("no KVServer for app ", meta.app_id(), " any more"));
   } else {
-    early_requests_[meta.app_id()].push_back(std::move(msg));
+    EarlyRequests& early = early_requests_[meta.app_id()];
+    if (early.messages.empty()) early.since = std::chrono::steady_clock::now();
+    early.messages.push_back(std::move(msg));
+  }
+}
+
+void Dispatcher::RejectStaleEarlyRequests(std::unique_lock<std::recursive_mutex>& lock) {
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<std::pair<int, Message>> stale;
+  for (auto it = early_requests_.begin(); it != early_requests_.end();) {
+    if (now - it->second.since < early_wait_) {
+      ++it;
+      continue;
+    }
+    for (Message& msg : it->second.messages) stale.emplace_back(it->first, std::move(msg));
+    it = early_requests_.erase(it);
+  }
+  lock.unlock();
+  const double waited_s = std::chrono::duration<double>(early_wait_).count();
+  for (const auto& [app, msg] : stale) {
+    reject_(msg.meta, StrCat("no KVServer for app ", app, " started on server rank ", rank_,
+                             " within ", waited_s, " s of the first request for it"));
   }
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -18,7 +19,9 @@ namespace pacer {
 // its app, a response to the client that sent the request, and a node-level message (barriers,
 // reports, routing tables, task requests) to the part that took its command. Requests that reach a
 // server before its KVServer exists wait and are handed over when it attaches, so a worker's first
-// push never races a server's start-up; a command can hold its early messages the same way.
+// push never races a server's start-up; a command can hold its early messages the same way. Those
+// of an app whose KVServer does not attach within `early_wait` are rejected, naming the app, so a
+// peer's requests for an app nobody serves neither pile up nor wait out their deadline unexplained.
 // Sinks run on the transport's receiving thread and must not block.
 class Dispatcher {
  public:
@@ -28,7 +31,7 @@ class Dispatcher {
   // Answers a request that nothing here can serve with an error.
   using Rejecter = std::function<void(const proto::Meta& request, const std::string& error)>;
 
-  Dispatcher(Role role, int rank, Rejecter reject);
+  Dispatcher(Role role, int rank, Rejecter reject, std::chrono::milliseconds early_wait);
 
   // Node-level messages of `command` (requests, not responses) go to `sink`, starting with those
   // held so far; nullptr stops them. Messages no sink takes are dropped (logged), or, where they
@@ -56,10 +59,13 @@ class Dispatcher {
  private:
   void DispatchNodeLevel(std::unique_lock<std::recursive_mutex>& lock, Message&& msg);
   void DispatchRequest(std::unique_lock<std::recursive_mutex>& lock, Message&& msg);
+  // Rejects the early requests of apps that have waited longer than early_wait_.
+  void RejectStaleEarlyRequests(std::unique_lock<std::recursive_mutex>& lock);
 
   const Role role_;
   const int rank_;
   const Rejecter reject_;
+  const std::chrono::milliseconds early_wait_;
 
   // Recursive: a sink may look at the servers (ForEachServer) while it runs.
   std::recursive_mutex mu_;
@@ -67,7 +73,11 @@ class Dispatcher {
   std::map<proto::Command, std::vector<Message>> held_;  // by command, while it has no sink
   std::map<int, Sink> servers_;
   std::map<int, Consumers> server_consumers_;
-  std::map<int, std::vector<Message>> early_requests_;
+  struct EarlyRequests {
+    std::chrono::steady_clock::time_point since;  // the first one's arrival
+    std::vector<Message> messages;
+  };
+  std::map<int, EarlyRequests> early_requests_;  // by app
   std::set<int> detached_servers_;
   std::map<int, Sink> clients_;
   std::map<int, Placer> placers_;

@@ -55,10 +55,12 @@ Node::Node(const Config& config, JobSettings settings, const Roles& roles,
            bool ranks_fit_cores)
     : config_(config),
       settings_(std::move(settings)),
-      dispatcher_(roles.RoleOf(transport->rank()), transport->rank(),
-                  [this](const proto::Meta& request, const std::string& error) {
-                    cluster_.Reject(request, error);
-                  }),
+      dispatcher_(
+          roles.RoleOf(transport->rank()), transport->rank(),
+          [this](const proto::Meta& request, const std::string& error) {
+            cluster_.Reject(request, error);
+          },
+          std::chrono::milliseconds(static_cast<int64_t>(config.timeout_s * 1000))),
       cluster_(roles, std::move(bootstrap), std::move(transport), ranks_fit_cores,
                std::chrono::milliseconds(static_cast<int64_t>(config.heartbeat_timeout_s * 1000))),
       routing_(cluster_, dispatcher_) {

@@ -252,6 +252,15 @@ void RequestShards::OnRequest(Message&& msg) {
     node_.cluster().Reject(msg.meta, error);
     return;
   }
+  // A request ahead of this server's table waits for the table; one ahead by more than any run
+  // of migrations could be would wait forever.
+  const int64_t epoch = node_.routing().current()->epoch();
+  if (msg.meta.epoch() > epoch + kMaxEpochsAhead) {
+    node_.cluster().Reject(msg.meta, StrCat("request under routing epoch ", msg.meta.epoch(),
+                                            ", but server rank ", node_.rank(), " is at epoch ",
+                                            epoch, " (more than ", kMaxEpochsAhead, " behind)"));
+    return;
+  }
   const Key* keys = msg.keys.as<Key>();
   const size_t n = msg.num_keys();
   switch (Owns(keys, n, msg.meta.epoch())) {

@@ -101,6 +101,9 @@ class RequestShards {
   };
   // Whether this server owns every key of a request by its routing table (see the class comment).
   enum class Ownership { kOwned, kHold, kRedirect };
+  // The scheduler moves one range at a time and every server hears of each move: a live peer is
+  // never this many tables ahead.
+  static constexpr int64_t kMaxEpochsAhead = 1000;
 
   int ShardOf(Key key) const;
   // `vals_bytes`: the values' size, whether they came with the message or went to a consumer.
