@@ -130,12 +130,13 @@ WorkerLog Train(pacer::Session& session, double* accuracy, double* time_to_targe
 void Summarize(pacer::Session& session, const WorkerLog& mine, MPI_Comm workers, double accuracy,
                double time_to_target) {
   // Every worker's iteration times, and its blocked, total and bytes, at worker 0.
-  const int n = session.num_workers();
-  const std::vector<double> all = pacer::bench::GatherAll(workers, mine.iteration_s);
+  const pacer::bench::LiveWorkers live(session, workers);
+  const int n = live.size();
+  const std::vector<double> all = pacer::bench::GatherAll(live.comm(), mine.iteration_s);
   const std::vector<double> sums = pacer::bench::SumAtRoot(
-      workers, {mine.blocked_s, mine.total_s, mine.bytes, mine.tasks_transferred});
-  const std::vector<double> tasks =
-      pacer::bench::GatherAll(workers, {mine.tasks / std::max<size_t>(1, mine.iteration_s.size())});
+      live.comm(), {mine.blocked_s, mine.total_s, mine.bytes, mine.tasks_transferred});
+  const std::vector<double> tasks = pacer::bench::GatherAll(
+      live.comm(), {mine.tasks / std::max<size_t>(1, mine.iteration_s.size())});
   if (session.role_index() != 0) return;
   const double wall = mine.total_s;
   const double mean =

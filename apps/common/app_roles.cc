@@ -22,7 +22,8 @@ int RunRoles(Session& session, const std::function<int(MPI_Comm workers)>& train
   } else {
     session.Finalize();
   }
-  MPI_Finalize();  // the app initialized MPI, so the session leaves it
+  // The app initialized MPI, so the session leaves it; it would wait for an excluded worker.
+  if (session.excluded_workers().empty()) MPI_Finalize();
   return status;
 }
 

@@ -231,13 +231,14 @@ WorkerLog Train(Session& session, Workload& model, const TrainingApp& app) {
 // Returns whether the final accuracy reached --min-acc (on worker 0; true elsewhere).
 bool Summarize(Session& session, const Workload& model, const TrainingApp& app,
                const WorkerLog& mine, MPI_Comm workers) {
-  const std::vector<double> all = bench::GatherAll(workers, mine.iteration_s);
-  const std::vector<double> bytes = bench::SumAtRoot(workers, {mine.bytes});
+  const bench::LiveWorkers live(session, workers);
+  const std::vector<double> all = bench::GatherAll(live.comm(), mine.iteration_s);
+  const std::vector<double> bytes = bench::SumAtRoot(live.comm(), {mine.bytes});
   if (session.role_index() != 0) return true;
   bench::Summary s;
   s.model = model.name();
   s.unit = app.unit;
-  s.workers = session.num_workers();
+  s.workers = live.size();
   s.servers = session.num_servers();
   s.iterations = mine.iterations;
   s.epochs = mine.epochs;

@@ -3,6 +3,28 @@
 namespace pacer {
 namespace bench {
 
+LiveWorkers::LiveWorkers(const Session& session, MPI_Comm workers) : comm_(workers) {
+  const std::vector<int> excluded = session.excluded_workers();
+  if (excluded.empty()) return;
+  MPI_Group all, live;
+  MPI_Comm_group(workers, &all);
+  MPI_Group_excl(all, static_cast<int>(excluded.size()), excluded.data(), &live);
+  MPI_Comm_create_group(workers, live, /*tag=*/0, &comm_);
+  MPI_Group_free(&live);
+  MPI_Group_free(&all);
+  owned_ = true;
+}
+
+LiveWorkers::~LiveWorkers() {
+  if (owned_) MPI_Comm_free(&comm_);
+}
+
+int LiveWorkers::size() const {
+  int size = 0;
+  MPI_Comm_size(comm_, &size);
+  return size;
+}
+
 std::vector<double> GatherAll(MPI_Comm comm, const std::vector<double>& mine) {
   int rank = 0, size = 0;
   MPI_Comm_rank(comm, &rank);

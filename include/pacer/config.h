@@ -76,6 +76,11 @@ struct Config {
   // --heartbeat_timeout_s: a rank not heard from for this long (frozen, dead, cut off) is
   // declared lost. Ranks send heartbeats on the control channel a few times per timeout.
   double heartbeat_timeout_s = 10;
+  // --on_worker_loss: what a lost worker does to a bsp job: "abort" (the default: every rank
+  // exits non-zero, naming it) or "continue" (the job goes on over the live workers, each update
+  // the mean of theirs). Under every other mode a lost worker is always left behind. Losing
+  // worker 0, a server or the scheduler ends the job.
+  std::string on_worker_loss = "abort";
 
   // How messages move: the transport's knobs (flags of their own, as every field here).
   TransportTuning tuning;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "pacer/config.h"
 #include "pacer/reducer.h"
@@ -36,6 +37,10 @@ class Session {
   int num_workers() const;
   // Index of this node within its role: 0..num_workers-1 on workers, 0..num_servers-1 on servers.
   int role_index() const;
+  // The workers (role indices) the job went on without: lost, where the sync mode could spare them
+  // (--on_worker_loss). Collectives of the caller's own over the workers must leave them out, and
+  // MPI_Finalize, which would wait for them, must not be called.
+  std::vector<int> excluded_workers() const;
   // "ucx" or "mpi".
   std::string transport_name() const;
   const Config& config() const;

@@ -167,6 +167,10 @@ DEFINE_double(heartbeat_timeout_s,
               pacer::EnvDouble("PACER_HEARTBEAT_TIMEOUT_S", pacer::kDefaults.heartbeat_timeout_s),
               "a rank not heard from for this long is declared lost");
 
+DEFINE_string(on_worker_loss,
+              pacer::EnvString("PACER_ON_WORKER_LOSS", pacer::kDefaults.on_worker_loss.c_str()),
+              "under bsp, what a lost worker does to the job: abort (every rank exits, naming it) "
+              "or continue (the live workers go on, the update weighted over them)");
 
 namespace pacer {
 namespace {
@@ -213,6 +217,7 @@ Config Config::FromFlags() {
   c.server_bandwidth = FLAGS_server_bandwidth;
   c.straggler_floor_ms = FLAGS_straggler_floor_ms;
   c.heartbeat_timeout_s = FLAGS_heartbeat_timeout_s;
+  c.on_worker_loss = FLAGS_on_worker_loss;
   return c;
 }
 

@@ -35,6 +35,9 @@ void MetricsLog::Write(const std::string& line, bool flush) {
 
 void MetricsLog::OnIteration(int index, int rank, const IterationReport& r) {
   if (!enabled()) return;
+  int64_t latest = latest_clock_.load(std::memory_order_relaxed);
+  while (r.clock > latest && !latest_clock_.compare_exchange_weak(latest, r.clock)) {
+  }
   Write(Format("{\"type\":\"iter\",\"rank\":%d,\"role\":\"worker\",\"index\":%d,\"iter\":%lld,"
                "\"clock\":%lld,\"t_comp_ms\":%.4f,\"t_push_ms\":%.4f,\"t_pull_ms\":%.4f,"
                "\"t_wait_ms\":%.4f,\"bytes_out\":%lld,\"bytes_in\":%lld,\"batch\":%lld,"
@@ -94,6 +97,15 @@ void MetricsLog::Migration(const char* policy, int64_t iteration, double t_s,
              move.from, move.to, move.range, move.from, move.to, static_cast<long long>(move.epoch),
              static_cast<long long>(move.bytes), move.pause_s * 1e3),
       true);
+}
+
+void MetricsLog::Exclusion(double t_s, int rank, int index, const std::string& why) {
+  if (!enabled()) return;
+  Write(Format("{\"type\":\"decision\",\"iter\":%lld,\"t_s\":%.6f,\"policy\":\"liveness\","
+               "\"target_rank\":%d,\"target_index\":%d,\"kind\":\"worker_loss\","
+               "\"action\":\"exclude\",\"detail\":\"%s\"}\n",
+               static_cast<long long>(latest_clock_.load()), t_s, rank, index, why.c_str()),
+        true);
 }
 
 }  // namespace pacer

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <fstream>
 #include <mutex>
@@ -34,11 +35,15 @@ class MetricsLog : public TelemetryObserver {
   // A range moved, ordered by `policy` at `iteration`.
   void Migration(const char* policy, int64_t iteration, double t_s,
                  const MigrationControl::Move& move);
+  // The job went on without worker `index` (rank `rank`), lost as `why` says, at the latest clock
+  // a worker reported.
+  void Exclusion(double t_s, int rank, int index, const std::string& why);
 
  private:
   void Write(const std::string& line, bool flush);
 
   bool enabled_ = false;  // set once, at construction
+  std::atomic<int64_t> latest_clock_{0};
   std::mutex mu_;
   std::ofstream out_;
 };

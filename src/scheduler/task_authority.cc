@@ -27,9 +27,18 @@ TaskAuthority::TaskAuthority(Node& node)
       asked_(node.roles().num_workers(), 0),
       task_seconds_(node.roles().num_workers()) {
   node_.dispatcher().Take(proto::TASK, [this](Message&& msg) { OnRequest(std::move(msg)); });
+  // A worker the job goes on without asks for nothing more: iterations are forgotten without it
+  // (its unstarted tasks are left to the pioneers, a task it was computing is lost).
+  exclusions_ = node_.cluster().WatchExclusions([this](int rank, const std::string&) {
+    std::lock_guard<std::mutex> lock(mu_);
+    asked_[node_.roles().IndexOf(rank)] = std::numeric_limits<int64_t>::max();
+  });
 }
 
-TaskAuthority::~TaskAuthority() { node_.dispatcher().Take(proto::TASK, nullptr); }
+TaskAuthority::~TaskAuthority() {
+  exclusions_.reset();
+  node_.dispatcher().Take(proto::TASK, nullptr);
+}
 
 void TaskAuthority::OnRequest(Message&& msg) {
   const proto::Meta& request = msg.meta;

@@ -90,8 +90,9 @@ class TaskAuthority {
   std::map<int64_t, Iteration> iterations_;
   int64_t complete_below_ = 0;  // every iteration before it had all its tasks done
   bool started_ = false;        // the first request sets the first clock
-  std::vector<int64_t> asked_;  // per worker: the latest clock it asked for
+  std::vector<int64_t> asked_;  // per worker: the latest clock it asked for (excluded: the most)
   std::vector<std::deque<double>> task_seconds_;  // per worker: its last tasks' durations
+  std::shared_ptr<void> exclusions_;
 };
 
 }  // namespace pacer

@@ -12,6 +12,9 @@ SchedulerServices::SchedulerServices(Node& node)
     observers.push_back(migration_orders_.get());
   }
   intake_ = std::make_unique<TelemetryIntake>(node, std::move(observers));
+  exclusions_ = node.cluster().WatchExclusions([this, &node](int rank, const std::string& why) {
+    metrics_.Exclusion(node.cluster().SecondsSinceStart(), rank, node.roles().IndexOf(rank), why);
+  });
 }
 
 void SchedulerServices::Stop() {

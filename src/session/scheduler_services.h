@@ -25,7 +25,8 @@ class SchedulerServices : public NodePart {
   StragglerWatch watch_;
   std::unique_ptr<MigrationOrders> migration_orders_;  // where the job moves ranges
   TaskAuthority task_authority_;
-  std::unique_ptr<TelemetryIntake> intake_;  // last: it stops feeding the others first
+  std::unique_ptr<TelemetryIntake> intake_;  // it stops feeding the others first
+  std::shared_ptr<void> exclusions_;         // last: a worker lost, in the metrics log
 };
 
 }  // namespace pacer

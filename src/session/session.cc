@@ -39,6 +39,11 @@ int Session::rank() const { return node_->rank(); }
 int Session::num_servers() const { return node_->roles().num_servers(); }
 int Session::num_workers() const { return node_->roles().num_workers(); }
 int Session::role_index() const { return node_->cluster().role_index(); }
+std::vector<int> Session::excluded_workers() const {
+  std::vector<int> workers;
+  for (int rank : node_->cluster().excluded()) workers.push_back(node_->roles().IndexOf(rank));
+  return workers;
+}
 std::string Session::transport_name() const { return node_->cluster().transport_name(); }
 const Config& Session::config() const { return node_->config(); }
 Reducer& Session::reducer() { return node_->reducer(); }

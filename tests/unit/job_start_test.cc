@@ -32,6 +32,8 @@ TEST(JobSettingsTest, EachBadOptionIsNamedWithWhatIsExpected) {
       {[](Config& c) { c.transport = "ib"; }, "--transport=ib: expected auto, ucx or mpi"},
       {[](Config& c) { c.reduce_device = "tpu"; }, "--reduce_device=tpu: expected cpu or cuda"},
       {[](Config& c) { c.balance = "greedy"; }, "--balance=greedy: expected none or sas"},
+      {[](Config& c) { c.on_worker_loss = "pray"; },
+       "--on_worker_loss=pray: expected abort or continue"},
       {[](Config& c) { c.partition_bytes = 0; }, "--partition_bytes=0: expected > 0"},
       {[](Config& c) { c.timeout_s = -1; }, "--timeout_s=-1: expected > 0"},
       {[](Config& c) { c.heartbeat_timeout_s = 0; }, "--heartbeat_timeout_s=0: expected > 0"},

@@ -135,6 +135,55 @@ TEST(SyncEngineTest, BspAppliesOneUpdateWhenEveryWorkerPushed) {
   EXPECT_EQ(e->Status(7).applied, 3);
 }
 
+// A lost worker excluded (Cluster::SurviveLosses): the clock it held up resolves over the pushes
+// that came, the mean of theirs.
+TEST(SyncEngineTest, BspGoesOnWithoutAnExcludedWorker) {
+  Engine e(3, "bsp");
+  e.Init(7, {10, 20});
+  e.Push(7, 0, 0, {3, 6});
+  e.Push(7, 2, 0, {5, 2});
+  bool served = false;
+  EXPECT_FALSE(e.PullNow(7, 1, &served));
+  e->Exclude(1);
+  EXPECT_TRUE(served);
+  EXPECT_EQ(e.Values(7), (std::vector<float>{6, 16}));  // w - (3 + 5) / 2
+  EXPECT_EQ(e->Status(7).complete, 1);
+  e.Push(7, 0, 1, {2, 2});
+  EXPECT_FALSE(e.PullNow(7, 2));  // worker 2 still counts
+  e.Push(7, 2, 1, {4, 0});
+  EXPECT_TRUE(e.PullNow(7, 2));
+  EXPECT_EQ(e.Values(7), (std::vector<float>{3, 15}));
+  EXPECT_THROW(e.Push(7, 1, 0, {1, 1}), Error);  // it came back: refused
+  EXPECT_THROW(e->Exclude(0), Error);            // the job's first values are worker 0's
+}
+
+// A push that came before its worker was lost stays in its clock's update.
+TEST(SyncEngineTest, AnExcludedWorkersEarlierPushStaysInItsClock) {
+  Engine e(3, "bsp");
+  e.Init(7, {0});
+  e.Push(7, 1, 0, {9});
+  e->Exclude(1);
+  e.Push(7, 0, 0, {3});
+  EXPECT_EQ(e->Status(7).complete, 0);  // worker 2's push is still due
+  e.Push(7, 2, 0, {0});
+  EXPECT_EQ(e.Values(7), (std::vector<float>{-4}));  // (9 + 3 + 0) / 3
+  EXPECT_EQ(e->Status(7).complete, 1);
+}
+
+TEST(SyncEngineTest, SspStopsWaitingForAnExcludedWorker) {
+  Engine e(3, "ssp:1");
+  e.Init(7, {0});
+  for (int64_t c = 0; c < 3; ++c) {
+    e.Push(7, 0, c, {1});
+    e.Push(7, 2, c, {1});
+  }
+  bool served = false;
+  EXPECT_FALSE(e.PullNow(7, 3, &served));  // worker 1 pushed nothing
+  e->Exclude(1);
+  EXPECT_TRUE(served);
+  EXPECT_EQ(e->Status(7).complete, 3);
+}
+
 // A worker may write lent values (pushed from its shared memory) again once its push is
 // answered, which is before the engine applies them: a gradient kept for later (the clock's first,
 // or one held for a switch) is kept as a copy.

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "common/str_cat.h"
@@ -64,6 +65,16 @@ void Cluster::Start(Dispatcher& dispatcher) {
     Fail(msg.meta.error().empty() ? StrCat("rank ", msg.meta.sender(), " aborted the job")
                                   : msg.meta.error());
   });
+  dispatcher.Take(proto::WORKER_EXCLUDED, [this](Message&& msg) {
+    const int lost = msg.meta.lost_rank();
+    if (msg.meta.sender() != 0 || lost < 0 || lost >= roles_.size() ||
+        roles_.RoleOf(lost) != Role::kWorker) {
+      LOG(ERROR) << "rank " << rank_ << " dropped an exclusion of rank " << lost << " from rank "
+                 << msg.meta.sender() << ": only the scheduler excludes, and only workers";
+      return;
+    }
+    OnExcluded(lost, msg.meta.error());
+  });
   transport_->SetPayloadConsumers(
       [&dispatcher](const Message& msg) { return dispatcher.Consume(msg); });
   transport_->Start(
@@ -76,7 +87,76 @@ void Cluster::Start(Dispatcher& dispatcher) {
   liveness_->Start();
 }
 
-void Cluster::OnLost(int rank, const std::string& description) { Abort(rank, description); }
+void Cluster::SurviveLosses(std::function<bool(int rank)> survivable) {
+  survivable_ = std::move(survivable);
+}
+
+void Cluster::OnLost(int rank, const std::string& description) {
+  if (role() != Role::kScheduler || !survivable_ || !survivable_(rank)) {
+    Abort(rank, description);
+    return;
+  }
+  Message exclusion;
+  exclusion.meta.set_command(proto::WORKER_EXCLUDED);
+  exclusion.meta.set_sender(rank_);
+  exclusion.meta.set_lost_rank(rank);
+  exclusion.meta.set_error(description);
+  // The lost rank too: should it come back, it learns why the job went on without it.
+  for (int r = 0; r < roles_.size(); ++r) {
+    if (r != rank_) SendWhileRunning(r, exclusion);
+  }
+  OnExcluded(rank, description);
+}
+
+void Cluster::OnExcluded(int rank, const std::string& why) {
+  if (rank == rank_) {
+    Fail(StrCat("the scheduler excluded this rank from the job, which goes on without it: ", why));
+    return;
+  }
+  std::vector<std::function<void(int, const std::string&)>> watchers;
+  {
+    std::lock_guard<std::mutex> lock(failure_mu_);
+    for (const auto& [excluded, reason] : excluded_) {
+      if (excluded == rank) return;
+    }
+    excluded_.emplace_back(rank, why);
+    for (auto& [id, watcher] : exclusion_watchers_) watchers.push_back(watcher);
+  }
+  LOG(WARNING) << RoleName(role()) << " " << role_index() << " (rank " << rank_
+               << "): the job goes on without " << why;
+  // Outside the lock: a watcher may answer requests, and a failing send fails the job.
+  for (const auto& watcher : watchers) watcher(rank, why);
+  std::unique_lock<std::mutex> lock(barrier_mu_);
+  if (role() != Role::kScheduler) return;
+  for (auto& [group, arrived] : barrier_arrivals_) {
+    arrived.erase(std::remove(arrived.begin(), arrived.end(), rank), arrived.end());
+    ReleaseIfComplete(group, lock);
+  }
+}
+
+std::shared_ptr<void> Cluster::WatchExclusions(
+    std::function<void(int rank, const std::string& why)> on_excluded) {
+  std::vector<std::pair<int, std::string>> already;
+  int id;
+  {
+    std::lock_guard<std::mutex> lock(failure_mu_);
+    already = excluded_;
+    id = next_watcher_++;
+    exclusion_watchers_.emplace(id, on_excluded);
+  }
+  for (const auto& [rank, why] : already) on_excluded(rank, why);
+  return std::shared_ptr<void>(nullptr, [this, id](void*) {
+    std::lock_guard<std::mutex> lock(failure_mu_);
+    exclusion_watchers_.erase(id);
+  });
+}
+
+std::vector<int> Cluster::excluded() const {
+  std::lock_guard<std::mutex> lock(failure_mu_);
+  std::vector<int> ranks;
+  for (const auto& [rank, why] : excluded_) ranks.push_back(rank);
+  return ranks;
+}
 
 void Cluster::Fail(const std::string& why) {
   {
@@ -158,7 +238,7 @@ int Cluster::GroupSize(int group) const {
   int n = 0;
   if (group & kSchedulerGroup) n += 1;
   if (group & kServerGroup) n += roles_.num_servers();
-  if (group & kWorkerGroup) n += roles_.num_workers();
+  if (group & kWorkerGroup) n += roles_.num_workers() - static_cast<int>(excluded().size());
   return n;
 }
 
@@ -175,13 +255,23 @@ void Cluster::OnBarrier(const Message& msg) {
                << ", a " << RoleName(roles_.RoleOf(sender)) << " outside that group";
     return;
   }
-  std::vector<int> release;
-  {
-    std::lock_guard<std::mutex> lock(barrier_mu_);
-    std::vector<int>& arrived = barrier_arrivals_[group];
-    arrived.push_back(sender);
-    if (static_cast<int>(arrived.size()) == GroupSize(group)) release.swap(arrived);
+  for (int excluded : excluded()) {
+    if (excluded == sender) {
+      LOG(WARNING) << "scheduler dropped a barrier from rank " << sender << ", excluded";
+      return;
+    }
   }
+  std::unique_lock<std::mutex> lock(barrier_mu_);
+  barrier_arrivals_[group].push_back(sender);
+  ReleaseIfComplete(group, lock);
+}
+
+void Cluster::ReleaseIfComplete(int group, std::unique_lock<std::mutex>& barrier_lock) {
+  std::vector<int> release;
+  std::vector<int>& arrived = barrier_arrivals_[group];
+  if (arrived.empty() || static_cast<int>(arrived.size()) < GroupSize(group)) return;
+  release.swap(arrived);
+  barrier_lock.unlock();
   for (int rank : release) {
     Message reply;
     reply.meta.set_command(proto::BARRIER_RELEASE);
@@ -189,6 +279,7 @@ void Cluster::OnBarrier(const Message& msg) {
     reply.meta.set_barrier_group(group);
     SendOrLog(rank, reply);
   }
+  barrier_lock.lock();
 }
 
 void Cluster::OnRelease(const Message& msg) {
@@ -231,19 +322,21 @@ void Cluster::Close() {
   EndLiveness();  // before the lock: its thread sends under it
   const bool failed = !failure().empty();
   if (failed) std::this_thread::sleep_for(kAbortLinger);
+  // An excluded rank may be frozen: a collective stop or MPI_Finalize would wait for it.
+  const bool leave_alone = failed || !excluded().empty();
   {
     std::lock_guard<std::mutex> lock(running_mu_);
     if (stopped_) return;
     stopped_ = true;
   }
   if (started_) {
-    if (failed) {
+    if (leave_alone) {
       transport_->Abandon();
     } else {
       transport_->Stop();
     }
   }
-  if (failed) bootstrap_->Abandon();
+  if (leave_alone) bootstrap_->Abandon();
   transport_.reset();
   bootstrap_.reset();
 }

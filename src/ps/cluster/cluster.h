@@ -25,7 +25,8 @@ class Liveness;
 // they meet at. The scheduler runs the barriers: every member of a group tells it when it
 // arrives, and it releases them all once the last one did. It also knows who is still alive
 // (Liveness): a rank lost for good fails the job on every rank that is left, and every wait of
-// theirs ends with LostRankError instead of a timeout.
+// theirs ends with LostRankError instead of a timeout, unless it is a worker the job can spare
+// (SurviveLosses): the job then goes on without it.
 class Cluster {
  public:
   // `ranks_fit_cores`: this host's servers and workers have a core each (see HostShares); a rank
@@ -39,6 +40,19 @@ class Cluster {
   // Takes the barrier messages and starts receiving into `dispatcher`, which must outlive the
   // transport.
   void Start(Dispatcher& dispatcher);
+
+  // On the scheduler, before Start: which lost ranks the job goes on without. The scheduler then
+  // excludes such a rank instead of failing the job: every other rank hears it (WORKER_EXCLUDED)
+  // and its exclusion watchers run, barriers no longer wait for it, and Close leaves without
+  // meeting it. The excluded rank itself, should it come back, fails naming why.
+  void SurviveLosses(std::function<bool(int rank)> survivable);
+  // Calls `on_excluded` with each excluded rank and why (those excluded already, at once), until
+  // the token is dropped; it may run twice for a rank. It runs on the receiving thread (the
+  // liveness thread on the scheduler) and must not block.
+  std::shared_ptr<void> WatchExclusions(
+      std::function<void(int rank, const std::string& why)> on_excluded);
+  // The ranks the job goes on without.
+  std::vector<int> excluded() const;
 
   const Roles& roles() const { return roles_; }
   int rank() const { return rank_; }
@@ -87,7 +101,10 @@ class Cluster {
   void OnBarrier(const Message& msg);  // the scheduler's side
   void OnRelease(const Message& msg);
   void OnLost(int rank, const std::string& description);
+  void OnExcluded(int rank, const std::string& why);
+  // The members of `group` still in the job; releases the current barrier once they all arrived.
   int GroupSize(int group) const;
+  void ReleaseIfComplete(int group, std::unique_lock<std::mutex>& barrier_lock);
 
   const Roles roles_;
   std::unique_ptr<Bootstrap> bootstrap_;
@@ -103,6 +120,10 @@ class Cluster {
   std::string failure_;
   int next_watcher_ = 0;
   std::map<int, std::function<void(const std::string&)>> failure_watchers_;
+
+  std::function<bool(int rank)> survivable_;
+  std::vector<std::pair<int, std::string>> excluded_;  // under failure_mu_, as are its watchers
+  std::map<int, std::function<void(int, const std::string&)>> exclusion_watchers_;
 
   std::mutex running_mu_;
   bool started_ = false;

@@ -22,6 +22,7 @@ bool IsNodeLevel(proto::Command command) {
     case proto::TASK:
     case proto::HEARTBEAT:
     case proto::JOB_ABORT:
+    case proto::WORKER_EXCLUDED:
       return true;
     default:
       return false;

@@ -88,7 +88,17 @@ void Liveness::SendHeartbeats() {
 
 void Liveness::CheckSilence() {
   const Clock::duration now = Clock::now() - start_;
+  // A check long overdue: this rank itself was stopped (or starved), and the others' silence is
+  // its own. They get a whole timeout from now, in which what they sent meanwhile arrives (an
+  // exclusion, say), before any of them is blamed.
+  const bool was_stopped =
+      last_check_ > Clock::duration::zero() && now - last_check_ > timeout_ / 2;
+  last_check_ = now;
   for (int r = 0; r < roles_.size(); ++r) {
+    if (was_stopped) {
+      last_heard_ns_[r].store(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count(),
+                              std::memory_order_relaxed);
+    }
     if (!watched_[r]) continue;
     const Clock::duration heard =
         std::chrono::nanoseconds(last_heard_ns_[r].load(std::memory_order_relaxed));

@@ -62,6 +62,7 @@ class Liveness {
   // By rank, since the start: when it was last heard from; watched_ says whose silence counts.
   std::vector<std::atomic<int64_t>> last_heard_ns_;
   std::vector<std::atomic<bool>> watched_;
+  Clock::duration last_check_{};  // the liveness thread's
 
   std::mutex mu_;
   std::condition_variable wake_;

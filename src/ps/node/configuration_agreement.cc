@@ -26,7 +26,8 @@ std::vector<std::pair<std::string, std::string>> JobWideOptions(const Config& c)
           {"balance", c.balance},
           {"server_bandwidth", c.server_bandwidth},
           {"migrate_every", StrCat(c.migrate_every)},
-          {"heartbeat_timeout_s", StrCat(c.heartbeat_timeout_s)}};
+          {"heartbeat_timeout_s", StrCat(c.heartbeat_timeout_s)},
+          {"on_worker_loss", c.on_worker_loss}};
 }
 
 // One rank's part: its problem, then its job-wide values, '\n'-separated (values hold no

@@ -115,6 +115,7 @@ JobSettings JobSettings::Check(const Config& config, const Roles& roles) {
   ExpectOneOf("transport", config.transport, {"auto", "ucx", "mpi"});
   ExpectOneOf("reduce_device", config.reduce_device, {"cpu", "cuda"});
   ExpectOneOf("balance", config.balance, {"none", "sas"});
+  ExpectOneOf("on_worker_loss", config.on_worker_loss, {"abort", "continue"});
   CheckNumbers(config);
   SyncMode::Parse(config.sync);
   OptimizerSpec::Parse(config.optimizer);

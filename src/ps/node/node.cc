@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "pacer/error.h"
+#include "pacer/sync_mode.h"
 #include "ps/cluster/host_shares.h"
 #include "ps/node/configuration_agreement.h"
 #include "ps/transport/shaped_transport.h"
@@ -76,6 +77,16 @@ Node::Node(const Config& config, JobSettings settings, const Roles& roles,
               << " are ranks 1.." << roles.num_servers() << "; workers 0.."
               << roles.num_workers() - 1 << " are ranks " << roles.num_servers() + 1 << ".."
               << roles.size() - 1;
+  }
+  if (role() == Role::kScheduler) {
+    // A worker is the worst straggler: where the rule does not wait for every worker, or the job
+    // asks (--on_worker_loss=continue), the job goes on without a lost one. Worker 0 holds the
+    // job's first values and writes its outputs: losing it ends the job.
+    const bool waits_for_all = SyncMode::Parse(config_.sync).kind == SyncMode::Kind::kBsp;
+    const bool spare = !waits_for_all || config_.on_worker_loss == "continue";
+    cluster_.SurviveLosses([spare, roles](int rank) {
+      return spare && roles.RoleOf(rank) == Role::kWorker && roles.IndexOf(rank) > 0;
+    });
   }
   cluster_.Start(dispatcher_);
 }

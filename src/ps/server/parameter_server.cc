@@ -45,6 +45,13 @@ class ParameterShards {
           requests_.AddKeys(static_cast<int64_t>(records.size()));
         });
     requests_.Start();
+    // A worker the job goes on without: no clock waits for its gradients any more.
+    exclusions_ = node.cluster().WatchExclusions([this](int rank, const std::string&) {
+      const int worker = node_.roles().IndexOf(rank);
+      for (int shard = 0; shard < requests_.num_shards(); ++shard) {
+        requests_.RunOnShard(shard, [this, worker](int s) { engines_[s]->Exclude(worker); });
+      }
+    });
   }
 
   std::map<Key, ParameterServer::KeyStats> Keys() {
@@ -157,7 +164,8 @@ class ParameterShards {
 
   Node& node_;
   std::vector<std::unique_ptr<SyncEngine>> engines_;  // one per shard, used only by its shard
-  detail::RequestShards requests_;                    // last: stops its threads first
+  detail::RequestShards requests_;                    // stops its threads before the engines go
+  std::shared_ptr<void> exclusions_;                  // last: dropped first
 };
 
 ParameterServer::ParameterServer(Session& session, int app_id)

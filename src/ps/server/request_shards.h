@@ -69,6 +69,9 @@ class RequestShards {
   // Runs `fn` on every shard, in order with the requests queued there, and returns when all have
   // run. Not from a handler.
   void RunOnEveryShard(const std::function<void(int shard)>& fn);
+  // Runs `fn` on `shard`, in order with the requests queued there (first when `ahead`), without
+  // waiting for it.
+  void RunOnShard(int shard, std::function<void(int)> fn, bool ahead = false);
   int num_shards() const { return static_cast<int>(shards_.size()); }
   Node& node() { return node_; }
   Buffer Allocate(size_t bytes, uint8_t** writable) { return pool_.Allocate(bytes, writable); }
@@ -133,7 +136,6 @@ class RequestShards {
   // Runs a task inline when it is small and its shard idle, else queues it for the shard (at the
   // front when `ahead`).
   void Dispatch(Task task, bool ahead = false);
-  void RunOnShard(int shard, std::function<void(int)> fn, bool ahead = false);
   // On shard `index`'s thread, from a task of its own: takes out of the queue the requests that
   // touch keys `moving` selects, and every earlier task that shares a key with one taken (a
   // task without keys, a switch or a control, shares them all), and runs them now, in their

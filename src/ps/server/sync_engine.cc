@@ -15,7 +15,8 @@ SyncEngine::SyncEngine(const Options& options, Reducer& reducer, ParameterState:
       optimizer_(options.optimizer),
       reducer_(reducer),
       allocate_(std::move(allocate)),
-      mode_(options.mode) {
+      mode_(options.mode),
+      excluded_(std::max(options.num_workers, 0), false) {
   if (num_workers_ < 1) throw Error(StrCat("a job of ", num_workers_, " workers cannot train"));
   CheckMode(mode_);
 }
@@ -66,6 +67,10 @@ void SyncEngine::Check(Key key, const Gradient& g) const {
   const KeyState& k = Find(key, g);
   if (g.worker < 0 || g.worker >= num_workers_) {
     throw Error(StrCat("key ", key, ": a push from worker ", g.worker, " of ", num_workers_));
+  }
+  if (excluded_[g.worker]) {
+    throw Error(StrCat("key ", key, ": a push from worker ", g.worker,
+                       ", which the job excluded when it stopped answering"));
   }
   const size_t count = g.values.size() / sizeof(float);
   if (count != k.params->size() || g.values.size() % sizeof(float) != 0) {
@@ -132,10 +137,20 @@ void SyncEngine::Accumulate(KeyState& k, const Gradient& g) {
   }
   ++a.count;
   a.weight += g.weight;
-  const int needed =
-      k.mode.kind == SyncMode::Kind::kBackup ? num_workers_ - k.mode.backups : num_workers_;
-  for (auto it = k.aggregates.begin();
-       it != k.aggregates.end() && it->first == k.complete && it->second.count >= needed;
+  ResolveOnceComplete(k);
+}
+
+int SyncEngine::Needed(const KeyState& k, int64_t clock) const {
+  // An excluded worker's push counts where it came before the exclusion: the clock's sum has it.
+  int expected = 0;
+  for (int w = 0; w < num_workers_; ++w) expected += !excluded_[w] || k.arrived[w] >= clock;
+  const int backups = k.mode.kind == SyncMode::Kind::kBackup ? k.mode.backups : 0;
+  return std::min(num_workers_ - backups, expected);
+}
+
+void SyncEngine::ResolveOnceComplete(KeyState& k) {
+  for (auto it = k.aggregates.begin(); it != k.aggregates.end() && it->first == k.complete &&
+                                       it->second.count >= Needed(k, it->first);
        it = k.aggregates.erase(it)) {
     const struct Aggregate& done = it->second;
     // Every worker may have weight 0 (none computed a task of the clock): nothing to apply.
@@ -145,6 +160,31 @@ void SyncEngine::Accumulate(KeyState& k, const Gradient& g) {
     }
     k.applied += done.count;
     ++k.complete;
+  }
+}
+
+void SyncEngine::ResolveOnArrivalComplete(KeyState& k) {
+  int64_t slowest = std::numeric_limits<int64_t>::max();
+  for (int w = 0; w < num_workers_; ++w) {
+    if (!excluded_[w]) slowest = std::min(slowest, k.last_clock[w]);
+  }
+  if (slowest != std::numeric_limits<int64_t>::max()) k.complete = slowest + 1;
+}
+
+void SyncEngine::Exclude(int worker) {
+  if (worker <= 0 || worker >= num_workers_) {
+    throw Error(StrCat("cannot exclude worker ", worker, " of ", num_workers_,
+                       " (worker 0 holds the job's first values and outputs)"));
+  }
+  excluded_[worker] = true;
+  for (auto& [key, k] : keys_) {
+    if (!k.params) continue;
+    if (k.mode.on_arrival()) {
+      ResolveOnArrivalComplete(k);
+    } else {
+      ResolveOnceComplete(k);
+    }
+    Advance(k);
   }
 }
 
@@ -163,7 +203,7 @@ void SyncEngine::ApplyOnArrival(KeyState& k, const Gradient& g) {
   // (a worker that computed more tasks) moves the parameters further.
   if (g.weight > 0) Update(k, g.values.as<float>(), factor, g.clock);
   ++k.applied;
-  k.complete = *std::min_element(k.last_clock.begin(), k.last_clock.end()) + 1;
+  ResolveOnArrivalComplete(k);
 }
 
 void SyncEngine::Update(KeyState& k, const float* grad, double grad_scale, int64_t clock) {
@@ -405,7 +445,7 @@ Buffer SyncEngine::Checkpoint(Key key) const {
   const KeyState& k = it->second;
   // Partial sums and held gradients are of clocks some worker pushed past the completed one.
   for (int w = 0; w < num_workers_; ++w) {
-    if (k.arrived[w] >= k.complete) {
+    if (k.arrived[w] >= k.complete && !excluded_[w]) {
       throw Error(StrCat("checkpoint of key ", key,
                          " in the middle of an iteration: clocks before ", k.complete,
                          " are complete, and worker ", w, " pushed clock ", k.arrived[w],

@@ -81,6 +81,12 @@ class SyncEngine {
   void Pull(std::vector<Key> keys, int64_t clock, std::function<void()> serve, int own_push_of = -1,
             std::function<void()> redirect = nullptr);
 
+  // Goes on without `worker` (lost; Cluster::SurviveLosses): clocks resolve once the others
+  // pushed, its later pushes are refused, and pulls that waited only for it are served. A clock's
+  // update keeps what it pushed before, and divides by the weight that came (BSP's mean over the
+  // live workers). Throws Error for worker 0, whose values the job started from.
+  void Exclude(int worker);
+
   int64_t PrepareSwitch();
   // Throws Error if `first_clock` is below the prepared clock or the mode does not fit the job;
   // the prepared switch is then abandoned and the old mode goes on.
@@ -155,6 +161,12 @@ class SyncEngine {
   void Process(KeyState& k, const Gradient& g);
   void Accumulate(KeyState& k, const Gradient& g);
   void ApplyOnArrival(KeyState& k, const Gradient& g);
+  // The pushes that resolve `clock` under a once-per-iteration rule.
+  int Needed(const KeyState& k, int64_t clock) const;
+  // Applies the clocks that have every push they need, in order.
+  void ResolveOnceComplete(KeyState& k);
+  // The first clock a live worker has not pushed.
+  void ResolveOnArrivalComplete(KeyState& k);
   // The optimizer's step with the learning rate of `clock` (the gradient's iteration).
   void Update(KeyState& k, const float* grad, double grad_scale, int64_t clock);
   // Carries out the switches the key has reached and replays what they held; then serves the
@@ -175,6 +187,7 @@ class SyncEngine {
   std::vector<Switch> switches_;
   std::optional<int64_t> fence_;  // between PrepareSwitch and CommitSwitch
   int64_t max_clock_seen_ = -1;
+  std::vector<bool> excluded_;  // by worker
 };
 
 }  // namespace pacer

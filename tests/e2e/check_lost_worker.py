@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""A lost worker is the worst straggler: the job goes on without it (issue 30).
+
+usage: check_lost_worker.py MPIEXEC LOST_WORKER_JOB
+
+Runs pacer-lost-worker-job (1 scheduler, 1 server, 4 workers, --heartbeat_timeout_s=3) under
+each rule that can spare a worker, freezes worker 2 with SIGSTOP while it trains, and checks that
+every live rank logs that the job goes on without it, that the scheduler's metrics log holds the
+decision, that the three live workers finish with the same values, and that those values are what
+the rule gives when worker 2 stopped pushing after some clock k, 0 < k < the iterations:
+
+  asp, ssp:2 (each push applied as it comes):  -(7 T + 3 k)          (gradients 1, 2, 4 and 3)
+  bsp with --on_worker_loss=continue, epsp:0:  -(2.5 k + 7/3 (T - k)) (the mean of who pushed)
+  backup:1 (the first 3 of each clock):        a third of an integer, -3 T..-2 T
+
+Then it resumes worker 2, which learns that it was excluded and exits naming why. Under bsp
+without the option, a lost worker still ends the job (frozen_rank_ends_the_job_naming_it).
+
+mpirun's own policy is to end the whole job once one rank exits non-zero or without
+MPI_Finalize (the live ranks leave without it: it would wait for the frozen one); the test turns
+both off, so that the resumed worker's exit does not end the live ones.
+"""
+import json
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from check_liveness import ranks_of  # noqa: E402
+
+RANKS, VICTIM, ITERS = 6, 4, 300
+LIVE_WORKERS = (0, 1, 3)
+RULES = ("asp", "ssp:2", "bsp --on_worker_loss=continue", "epsp:0", "backup:1")
+
+
+def lost_after(rule, value):
+    """The clocks worker 2 pushed, from the final value ("some" under backup, where the value does
+    not tell); None where the value fits no k."""
+    v = -value
+    if rule in ("asp", "ssp:2"):
+        k = (v - 7 * ITERS) / 3
+    elif rule.startswith("bsp") or rule == "epsp:0":
+        k = (v - 7 / 3 * ITERS) * 6
+    else:  # backup: not which clock, only that every update was a mean of 3 of the gradients
+        return "some" if 2 * ITERS <= v <= 3 * ITERS and abs(3 * v - round(3 * v)) < 0.01 \
+            else None
+    return round(k) if abs(k - round(k)) < 0.05 else None
+
+
+def run(mpiexec, job, rule, folder):
+    metrics = folder / "metrics.jsonl"
+    command = [mpiexec, "--mca", "orte_abort_on_non_zero_status", "0", "--mca",
+               "orte_allowed_exit_without_sync", "1", "--oversubscribe", "-np", str(RANKS), job,
+               "--servers", "1", f"--sync={rule.split()[0]}", *rule.split()[1:],
+               f"--iterations={ITERS}", "--compute_ms=20", "--heartbeat_timeout_s=3",
+               "--timeout_s=60", f"--metrics={metrics}"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
+    reader.start()
+    pids = {}
+    try:
+        deadline = time.monotonic() + 30
+        while len(pids) < RANKS and time.monotonic() < deadline:
+            time.sleep(0.1)
+            pids = ranks_of(proc.pid)
+        if len(pids) < RANKS:
+            return f"only {len(pids)} of {RANKS} ranks started"
+        time.sleep(2)  # training
+        os.kill(pids[VICTIM], signal.SIGSTOP)
+        deadline = time.monotonic() + 30
+        while not any("goes on without worker 2" in line for line in lines):
+            if time.monotonic() > deadline or proc.poll() is not None:
+                return "worker 2 was not excluded:\n" + "".join(lines)[-4000:]
+            time.sleep(0.05)
+        time.sleep(0.5)
+        os.kill(pids[VICTIM], signal.SIGCONT)
+        proc.wait(timeout=120)
+        reader.join(timeout=10)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    out = "".join(lines)
+    problems = []
+    values = dict(re.findall(r"lost-worker-job: worker (\d) values (\S+)\n", out))
+    if sorted(values) != [str(w) for w in LIVE_WORKERS]:
+        problems.append(f"the live workers {LIVE_WORKERS} did not all finish: {values}")
+    elif len(set(values.values())) != 1:
+        problems.append(f"the live workers ended with different values: {values}")
+    else:
+        k = lost_after(rule, float(values["0"]))
+        if k is None or (k != "some" and not 0 < k < ITERS):
+            problems.append(f"final value {values['0']} is not the rule's for worker 2 lost "
+                            f"after any clock 0 < k < {ITERS}")
+        print(f"{rule}: worker 2 lost after clock {k}; the live workers ended at {values['0']}")
+    for rank in range(RANKS):
+        if rank != VICTIM and not re.search(
+                rf"\(rank {rank}\): the job goes on without worker 2 \(rank 4 on host \S+\) "
+                r"stopped answering", out):
+            problems.append(f"rank {rank} did not log that the job goes on without worker 2")
+    if not re.search(r"worker 2 \(rank 4\): the job failed: the scheduler excluded this rank",
+                     out):
+        problems.append("worker 2, resumed, did not say that it was excluded")
+    decisions = [json.loads(line) for line in metrics.read_text().splitlines()
+                 if '"worker_loss"' in line] if metrics.exists() else []
+    if [(d["action"], d["target_rank"], d["target_index"]) for d in decisions] != \
+            [("exclude", VICTIM, 2)]:
+        problems.append(f"the metrics log's worker-loss decisions: {decisions}")
+    return "\n".join(problems + [out[-3000:]]) if problems else None
+
+
+def main():
+    mpiexec, job = sys.argv[1], sys.argv[2]
+    failures = []
+    for rule in RULES:
+        with tempfile.TemporaryDirectory() as tmp:
+            problem = run(mpiexec, job, rule, pathlib.Path(tmp))
+        if problem:
+            failures.append(f"--sync={rule}: {problem}")
+    if failures:
+        sys.exit("\n\n".join(failures))
+
+
+if __name__ == "__main__":
+    main()
