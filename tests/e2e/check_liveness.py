@@ -44,6 +44,16 @@ def ranks_of(mpirun_pid):
     return found
 
 
+def started_ranks(mpirun_pid, count, seconds=30):
+    """The job's processes by rank once all `count` have started, or the fewer that did."""
+    pids = {}
+    deadline = time.monotonic() + seconds
+    while len(pids) < count and time.monotonic() < deadline:
+        time.sleep(0.1)
+        pids = ranks_of(mpirun_pid)
+    return pids
+
+
 def freeze(mpiexec, app, victim, description):
     command = [mpiexec, "--oversubscribe", "-np", str(RANKS), app, "--servers", "1",
                "--scenario=S6", "--policy=bsp", "--iters=1000000", "--compute-ms=5",
@@ -51,10 +61,7 @@ def freeze(mpiexec, app, victim, description):
     job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     pids = {}
     try:
-        deadline = time.monotonic() + 30
-        while len(pids) < RANKS and time.monotonic() < deadline:
-            time.sleep(0.2)
-            pids = ranks_of(job.pid)
+        pids = started_ranks(job.pid, RANKS)
         if len(pids) < RANKS:
             return f"only {len(pids)} of {RANKS} ranks started"
         time.sleep(3)  # past start-up: the job trains

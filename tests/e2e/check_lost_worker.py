@@ -32,7 +32,7 @@ import threading
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from check_liveness import ranks_of  # noqa: E402
+from check_liveness import started_ranks  # noqa: E402
 
 RANKS, VICTIM, ITERS = 6, 4, 300
 LIVE_WORKERS = (0, 1, 3)
@@ -67,10 +67,7 @@ def run(mpiexec, job, rule, folder):
     reader.start()
     pids = {}
     try:
-        deadline = time.monotonic() + 30
-        while len(pids) < RANKS and time.monotonic() < deadline:
-            time.sleep(0.1)
-            pids = ranks_of(proc.pid)
+        pids = started_ranks(proc.pid, RANKS)
         if len(pids) < RANKS:
             return f"only {len(pids)} of {RANKS} ranks started"
         time.sleep(2)  # training

@@ -116,9 +116,7 @@ void Cluster::OnExcluded(int rank, const std::string& why) {
   std::vector<std::function<void(int, const std::string&)>> watchers;
   {
     std::lock_guard<std::mutex> lock(failure_mu_);
-    for (const auto& [excluded, reason] : excluded_) {
-      if (excluded == rank) return;
-    }
+    if (IsExcluded(rank)) return;
     excluded_.emplace_back(rank, why);
     for (auto& [id, watcher] : exclusion_watchers_) watchers.push_back(watcher);
   }
@@ -126,8 +124,8 @@ void Cluster::OnExcluded(int rank, const std::string& why) {
                << "): the job goes on without " << why;
   // Outside the lock: a watcher may answer requests, and a failing send fails the job.
   for (const auto& watcher : watchers) watcher(rank, why);
-  std::unique_lock<std::mutex> lock(barrier_mu_);
   if (role() != Role::kScheduler) return;
+  std::unique_lock<std::mutex> lock(barrier_mu_);
   for (auto& [group, arrived] : barrier_arrivals_) {
     arrived.erase(std::remove(arrived.begin(), arrived.end(), rank), arrived.end());
     ReleaseIfComplete(group, lock);
@@ -149,6 +147,11 @@ std::shared_ptr<void> Cluster::WatchExclusions(
     std::lock_guard<std::mutex> lock(failure_mu_);
     exclusion_watchers_.erase(id);
   });
+}
+
+bool Cluster::IsExcluded(int rank) const {
+  return std::any_of(excluded_.begin(), excluded_.end(),
+                     [rank](const auto& excluded) { return excluded.first == rank; });
 }
 
 std::vector<int> Cluster::excluded() const {
@@ -255,8 +258,9 @@ void Cluster::OnBarrier(const Message& msg) {
                << ", a " << RoleName(roles_.RoleOf(sender)) << " outside that group";
     return;
   }
-  for (int excluded : excluded()) {
-    if (excluded == sender) {
+  {
+    std::lock_guard<std::mutex> lock(failure_mu_);
+    if (IsExcluded(sender)) {
       LOG(WARNING) << "scheduler dropped a barrier from rank " << sender << ", excluded";
       return;
     }

@@ -102,6 +102,7 @@ class Cluster {
   void OnRelease(const Message& msg);
   void OnLost(int rank, const std::string& description);
   void OnExcluded(int rank, const std::string& why);
+  bool IsExcluded(int rank) const;  // under failure_mu_
   // The members of `group` still in the job; releases the current barrier once they all arrived.
   int GroupSize(int group) const;
   void ReleaseIfComplete(int group, std::unique_lock<std::mutex>& barrier_lock);

@@ -115,10 +115,7 @@ std::shared_ptr<PayloadConsumer> Dispatcher::Consume(const Message& msg) {
 void Dispatcher::Dispatch(Message&& msg) {
   std::unique_lock<std::recursive_mutex> lock(mu_);
   // Every message (heartbeats at least a few per second) is a chance to look.
-  if (!early_requests_.empty()) {
-    RejectStaleEarlyRequests(lock);
-    lock.lock();
-  }
+  if (!early_requests_.empty()) RejectStaleEarlyRequests(lock);
   const proto::Meta& meta = msg.meta;
   if (IsNodeLevel(meta.command()) && !meta.is_response()) {
     DispatchNodeLevel(lock, std::move(msg));
@@ -188,12 +185,14 @@ void Dispatcher::RejectStaleEarlyRequests(std::unique_lock<std::recursive_mutex>
     for (Message& msg : it->second.messages) stale.emplace_back(it->first, std::move(msg));
     it = early_requests_.erase(it);
   }
+  if (stale.empty()) return;
   lock.unlock();
   const double waited_s = std::chrono::duration<double>(early_wait_).count();
   for (const auto& [app, msg] : stale) {
     reject_(msg.meta, StrCat("no KVServer for app ", app, " started on server rank ", rank_,
                              " within ", waited_s, " s of the first request for it"));
   }
+  lock.lock();
 }
 
 }  // namespace pacer

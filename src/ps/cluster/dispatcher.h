@@ -59,7 +59,8 @@ class Dispatcher {
  private:
   void DispatchNodeLevel(std::unique_lock<std::recursive_mutex>& lock, Message&& msg);
   void DispatchRequest(std::unique_lock<std::recursive_mutex>& lock, Message&& msg);
-  // Rejects the early requests of apps that have waited longer than early_wait_.
+  // Rejects the early requests of apps that have waited longer than early_wait_ (outside the
+  // lock, which is held again on return).
   void RejectStaleEarlyRequests(std::unique_lock<std::recursive_mutex>& lock);
 
   const Role role_;

@@ -142,8 +142,11 @@ void SyncEngine::Accumulate(KeyState& k, const Gradient& g) {
 
 int SyncEngine::Needed(const KeyState& k, int64_t clock) const {
   // An excluded worker's push counts where it came before the exclusion: the clock's sum has it.
-  int expected = 0;
-  for (int w = 0; w < num_workers_; ++w) expected += !excluded_[w] || k.arrived[w] >= clock;
+  int expected = num_workers_;
+  if (any_excluded_) {
+    expected = 0;
+    for (int w = 0; w < num_workers_; ++w) expected += !excluded_[w] || k.arrived[w] >= clock;
+  }
   const int backups = k.mode.kind == SyncMode::Kind::kBackup ? k.mode.backups : 0;
   return std::min(num_workers_ - backups, expected);
 }
@@ -177,6 +180,7 @@ void SyncEngine::Exclude(int worker) {
                        " (worker 0 holds the job's first values and outputs)"));
   }
   excluded_[worker] = true;
+  any_excluded_ = true;
   for (auto& [key, k] : keys_) {
     if (!k.params) continue;
     if (k.mode.on_arrival()) {

@@ -188,6 +188,7 @@ class SyncEngine {
   std::optional<int64_t> fence_;  // between PrepareSwitch and CommitSwitch
   int64_t max_clock_seen_ = -1;
   std::vector<bool> excluded_;  // by worker
+  bool any_excluded_ = false;   // spares the pushes a scan of excluded_ while none is
 };
 
 }  // namespace pacer
