@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string>
 
+#include "common/str_cat.h"
+
 namespace pacer {
 
 TelemetryIntake::TelemetryIntake(Node& node, std::vector<TelemetryObserver*> observers)
@@ -25,8 +27,11 @@ void TelemetryIntake::OnReport(const Message& msg) {
   const bool from_worker = msg.meta.command() == proto::ITERATION_REPORT;
   std::string error;
   std::lock_guard<std::mutex> lock(mu_);
-  if (roles.RoleOf(sender) != (from_worker ? Role::kWorker : Role::kServer)) {
-    error = "reports go from workers and servers to the scheduler";
+  const Role sender_role = roles.RoleOf(sender);
+  if (sender_role != (from_worker ? Role::kWorker : Role::kServer)) {
+    error = StrCat(
+        "it is a ", RoleName(sender_role), ", and ",
+        from_worker ? "iteration reports come from workers" : "service reports come from servers");
   } else if (from_worker) {
     IterationReport report;
     if (DecodeReport(msg.vals_buffer(), &report, &error)) {
