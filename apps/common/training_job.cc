@@ -103,13 +103,31 @@ uint64_t Seed(int64_t clock, int64_t part) {
   return static_cast<uint64_t>(clock) * 1000003u + static_cast<uint64_t>(part);
 }
 
+// The share of the training set a worker walks: one of the live workers', so that a job that lost
+// a worker still trains on the whole set. (With tasks the shares stay: the task authority hands a
+// lost worker's tasks to the others.)
+struct Share {
+  int of = 1, index = 0;
+};
+Share LiveShare(const Session& session) {
+  const std::vector<int> excluded = session.excluded_workers();
+  const int me = session.role_index();
+  const auto before_me =
+      std::count_if(excluded.begin(), excluded.end(), [me](int w) { return w < me; });
+  return {session.num_workers() - static_cast<int>(excluded.size()),
+          me - static_cast<int>(before_me)};
+}
+
 // One iteration's gradient: the mean over the minibatch, or over the tasks this worker got.
-double ComputeGradient(GradientSync& sync, Workload& model, int workers, int me) {
+double ComputeGradient(const Session& session, GradientSync& sync, Workload& model) {
   model.ZeroGrad();
   const size_t samples = model.train_size();
+  const int workers = session.num_workers();
   if (FLAGS_tasks == 0) {
-    return model.Backward(examples::MinibatchRows(samples, workers, me, sync.clock(), FLAGS_batch),
-                          Seed(sync.clock(), me));
+    const Share share = LiveShare(session);
+    return model.Backward(
+        examples::MinibatchRows(samples, share.of, share.index, sync.clock(), FLAGS_batch),
+        Seed(sync.clock(), share.index));
   }
   double loss = 0;
   int computed = 0;
@@ -202,7 +220,7 @@ WorkerLog Train(Session& session, Workload& model, const TrainingApp& app) {
   };
   while (sync.clock() < total) {
     sync.BeginIteration(FLAGS_batch);
-    log.loss = ComputeGradient(sync, model, workers, me);
+    log.loss = ComputeGradient(session, sync, model);
     for (const Parameter& p : model.parameters()) sync.PushPull(p.name, p.grad, p.values);
     sync.EndIteration();
     log.Record(sync.last_iteration());

@@ -53,38 +53,53 @@ def lost_after(rule, value):
     return round(k) if abs(k - round(k)) < 0.05 else None
 
 
-def run(mpiexec, job, rule, folder):
-    metrics = folder / "metrics.jsonl"
-    command = [mpiexec, "--mca", "orte_abort_on_non_zero_status", "0", "--mca",
-               "orte_allowed_exit_without_sync", "1", "--oversubscribe", "-np", str(RANKS), job,
-               "--servers", "1", f"--sync={rule.split()[0]}", *rule.split()[1:],
-               f"--iterations={ITERS}", "--compute_ms=20", "--heartbeat_timeout_s=3",
-               "--timeout_s=60", f"--metrics={metrics}"]
+def run_losing_worker(command, ranks, victim, index, training):
+    """Runs `command` (an mpirun of `ranks` ranks), freezes rank `victim` (worker `index`) with
+    SIGSTOP once training(output lines so far) holds, resumes it once a rank logged that the job
+    goes on without it, and returns (the job's output, None), or (output, what went wrong)."""
+    command = [command[0], "--mca", "orte_abort_on_non_zero_status", "0", "--mca",
+               "orte_allowed_exit_without_sync", "1", *command[1:]]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
     lines = []
     reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
     reader.start()
-    pids = {}
     try:
-        pids = started_ranks(proc.pid, RANKS)
-        if len(pids) < RANKS:
-            return f"only {len(pids)} of {RANKS} ranks started"
-        time.sleep(2)  # training
-        os.kill(pids[VICTIM], signal.SIGSTOP)
-        deadline = time.monotonic() + 30
-        while not any("goes on without worker 2" in line for line in lines):
+        pids = started_ranks(proc.pid, ranks)
+        if len(pids) < ranks:
+            return "", f"only {len(pids)} of {ranks} ranks started"
+        deadline = time.monotonic() + 120
+        while not training(lines):
             if time.monotonic() > deadline or proc.poll() is not None:
-                return "worker 2 was not excluded:\n" + "".join(lines)[-4000:]
+                return "".join(lines), "the job did not train"
+            time.sleep(0.05)
+        os.kill(pids[victim], signal.SIGSTOP)
+        deadline = time.monotonic() + 30
+        while not any(f"goes on without worker {index}" in line for line in lines):
+            if time.monotonic() > deadline or proc.poll() is not None:
+                return "".join(lines), f"worker {index} was not excluded"
             time.sleep(0.05)
         time.sleep(0.5)
-        os.kill(pids[VICTIM], signal.SIGCONT)
-        proc.wait(timeout=120)
+        os.kill(pids[victim], signal.SIGCONT)
+        proc.wait(timeout=300)
         reader.join(timeout=10)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    out = "".join(lines)
+    return "".join(lines), None
+
+
+def run(mpiexec, job, rule, folder):
+    metrics = folder / "metrics.jsonl"
+    command = [mpiexec, "--oversubscribe", "-np", str(RANKS), job, "--servers", "1",
+               f"--sync={rule.split()[0]}", *rule.split()[1:], f"--iterations={ITERS}",
+               "--compute_ms=20", "--heartbeat_timeout_s=3", "--timeout_s=60",
+               f"--metrics={metrics}"]
+    started = time.monotonic()
+    out, problem = run_losing_worker(command, RANKS, VICTIM, 2,
+                                     lambda lines: time.monotonic() > started + 4)
+    if problem:
+        return f"{problem}:\n{out[-4000:]}"
     problems = []
     values = dict(re.findall(r"lost-worker-job: worker (\d) values (\S+)\n", out))
     if sorted(values) != [str(w) for w in LIVE_WORKERS]:
