@@ -43,7 +43,7 @@ test-sanitize: deps
 
 # The load job of the test suite for half an hour (about 1.6 s per iteration here), not in CI.
 soak: build
-	python3 tests/e2e/check_load.py $(MPIRUN) $(BUILD)/bin/pacer-load-job --iterations=1100 \
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 python3 tests/e2e/check_load.py mpirun $(BUILD)/bin/pacer-load-job --iterations=1100 \
 	  --migrations=1000 --migrate_gap_s=1.5
 
 # libFuzzer over every decoder, FUZZ_SECONDS each (CI runs a short box).
