@@ -158,17 +158,16 @@ int Run(int argc, char** argv) {
     role = "server";
     pacer::ParameterServer server(session);
     session.Barrier(pacer::kAllNodes);  // training
-    session.Barrier(pacer::kAllNodes);  // done
+    session.Finalize();                 // serves until every rank is done, however long it trains
   } else if (session.is_worker()) {
     role = "worker";
     exact = Work(session);
-    session.Barrier(pacer::kAllNodes);
+    session.Finalize();
   } else {
     Schedule(session);
-    session.Barrier(pacer::kAllNodes);
+    session.Finalize();
   }
   const int rank = session.rank(), index = session.role_index();
-  session.Finalize();
   std::printf("load: rank %d %s %d exact %d peak_rss_mb %ld\n", rank, role.c_str(), index,
               exact ? 1 : 0, PeakRssMb());
   return exact ? 0 : 1;

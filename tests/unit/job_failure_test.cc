@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
@@ -76,6 +77,46 @@ TEST_P(JobFailureTest, AnAbortEndsEveryWaitOfEveryRank) {
     EXPECT_THAT(errors[rank], HasSubstr("worker 0 gave up")) << "rank " << rank;
   }
   EXPECT_THAT(later[3], HasSubstr("worker 0 gave up")) << "a request after the failure";
+}
+
+// A barrier that timed out on one rank has counted that rank's arrival, so no later barrier of the
+// job would match: the job fails on every rank, naming the barrier, instead of leaving the others
+// in a finalizing barrier that never completes.
+TEST_P(JobFailureTest, ATimedOutBarrierEndsTheJobOnEveryRank) {
+  constexpr int kRanks = 4;  // scheduler, 1 server, 2 workers
+  auto group = std::make_shared<LocalBootstrap::Group>(kRanks);
+  const testing::InProcessTransports transports(GetParam(), kRanks);
+  std::vector<std::string> errors(kRanks);
+  testing::OnEveryRank(kRanks, [&](int rank) {
+    Config config;
+    config.timeout_s = 120;  // far longer than ctest waits: only the failure can end the waits
+    try {
+      Session session(Node::Join(config, std::make_unique<LocalBootstrap>(group, rank),
+                                 [&](Bootstrap& b, const Config& settled, Role role) {
+                                   return transports.Open(b, settled, role);
+                                 }));
+      if (session.is_server()) {
+        ParameterServer server(session);
+        session.Finalize();
+      } else if (session.is_worker() && session.role_index() == 0) {
+        try {
+          session.Barrier(kWorkerGroup, std::chrono::milliseconds(300));  // worker 1 never comes
+        } catch (const TimeoutError& e) {
+          errors[rank] = e.what();
+        }
+        session.Finalize();
+      } else {
+        session.Finalize();
+      }
+    } catch (const LostRankError& e) {
+      if (errors[rank].empty()) errors[rank] = e.what();
+    }
+  });
+  for (int rank = 0; rank < kRanks; ++rank) {
+    EXPECT_THAT(errors[rank],
+                HasSubstr("barrier of group workers (2 nodes) timed out after 300 ms on rank 2"))
+        << "rank " << rank;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, JobFailureTest,

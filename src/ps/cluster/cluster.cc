@@ -316,8 +316,14 @@ void Cluster::Barrier(int group, std::optional<std::chrono::milliseconds> timeou
   if (!timeout) {
     barrier_cv_.wait(lock, released);
   } else if (!barrier_cv_.wait_for(lock, *timeout, released)) {
-    throw TimeoutError(StrCat("barrier of group ", GroupName(group), " (", GroupSize(group),
-                              " nodes) timed out after ", timeout->count(), " ms on rank ", rank_));
+    lock.unlock();
+    const std::string why =
+        StrCat("barrier of group ", GroupName(group), " (", GroupSize(group),
+               " nodes) timed out after ", timeout->count(), " ms on rank ", rank_);
+    // This rank's arrival is counted and no later barrier of the job would match the others':
+    // the job ends here, on every rank, rather than in a barrier that never completes.
+    Abort(-1, why);
+    throw TimeoutError(why);
   }
   if (!why.empty()) throw LostRankError(why);
 }
