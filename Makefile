@@ -2,7 +2,8 @@
 BUILD ?= build
 MAKEFLAGS += --no-print-directory
 JOBS ?= $(shell nproc)
-MPIRUN := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe
+MPI_AS_ROOT := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPIRUN := $(MPI_AS_ROOT) mpirun --oversubscribe
 
 .PHONY: all deps configure build demo test test-sanitize soak fuzz fuzz-build fuzz-record fuzz-seeds bench-kv bench-reduce bench-sas bench-falcon bench-synthetic format clean
 
@@ -43,8 +44,8 @@ test-sanitize: deps
 
 # The load job of the test suite for half an hour (about 1.6 s per iteration here), not in CI.
 soak: build
-	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 python3 tests/e2e/check_load.py mpirun $(BUILD)/bin/pacer-load-job --iterations=1100 \
-	  --migrations=1000 --migrate_gap_s=1.5
+	$(MPI_AS_ROOT) python3 tests/e2e/check_load.py mpirun $(BUILD)/bin/pacer-load-job \
+	  --iterations=1100 --migrations=1000 --migrate_gap_s=1.5
 
 # libFuzzer over every decoder, FUZZ_SECONDS each (CI runs a short box).
 FUZZ_SECONDS ?= 60

@@ -128,16 +128,23 @@ def run(mpiexec, job, rule, folder):
     return "\n".join(problems + [out[-3000:]]) if problems else None
 
 
-def main():
-    mpiexec, job = sys.argv[1], sys.argv[2]
-    failures = []
-    for rule in RULES:
-        with tempfile.TemporaryDirectory() as tmp:
-            problem = run(mpiexec, job, rule, pathlib.Path(tmp))
-        if problem:
-            failures.append(f"--sync={rule}: {problem}")
+def check_each(rules, check):
+    """Runs check(rule), which returns a problem or None, for every rule; exits naming each rule
+    that has a problem, with it."""
+    failures = [f"--sync={rule}: {problem}" for rule in rules for problem in [check(rule)]
+                if problem]
     if failures:
         sys.exit("\n\n".join(failures))
+
+
+def in_a_folder(mpiexec, job, rule):
+    with tempfile.TemporaryDirectory() as tmp:
+        return run(mpiexec, job, rule, pathlib.Path(tmp))
+
+
+def main():
+    mpiexec, job = sys.argv[1], sys.argv[2]
+    check_each(RULES, lambda rule: in_a_folder(mpiexec, job, rule))
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from check_lost_worker import run_losing_worker  # noqa: E402
+from check_lost_worker import check_each, run_losing_worker  # noqa: E402
 
 RULES = ("bsp --on_worker_loss=continue", "epsp:0", "backup:1")
 TOLERANCE = 0.01
@@ -104,13 +104,7 @@ def main():
     mpiexec, app, rest = sys.argv[1], sys.argv[2], sys.argv[3:]
     turns = int(next((a.split("=", 1)[1] for a in rest if a.startswith("--turns=")), 1))
     rules = [a for a in rest if not a.startswith("--turns=")] or RULES
-    failures = []
-    for rule in rules:
-        problem = compare(mpiexec, app, rule, turns)
-        if problem:
-            failures.append(f"--sync={rule}: {problem}")
-    if failures:
-        sys.exit("\n\n".join(failures))
+    check_each(rules, lambda rule: compare(mpiexec, app, rule, turns))
 
 
 if __name__ == "__main__":

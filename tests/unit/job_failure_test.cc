@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -22,55 +23,65 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class JobFailureTest : public ::testing::TestWithParam<testing::InProcessTransport> {};
+class JobFailureTest : public ::testing::TestWithParam<testing::InProcessTransport> {
+ protected:
+  static constexpr int kRanks = 4;  // scheduler, 1 server, 2 workers
+
+  // Runs the job, every rank a thread that joins on its own (so a failure ends its own Session,
+  // not the test): the server serves, the scheduler finalizes, and each worker runs `worker`,
+  // then finalizes. Returns what each rank caught, by rank: the first error `worker` recorded in
+  // its string, else the LostRankError that ended the rank ("" where none did).
+  std::vector<std::string> Run(const std::function<void(Session&, std::string& error)>& worker) {
+    auto group = std::make_shared<LocalBootstrap::Group>(kRanks);
+    const testing::InProcessTransports transports(GetParam(), kRanks);
+    std::vector<std::string> errors(kRanks);
+    testing::OnEveryRank(kRanks, [&](int rank) {
+      Config config;
+      config.timeout_s = 120;  // far longer than ctest waits: only the failure can end the waits
+      try {
+        Session session(Node::Join(config, std::make_unique<LocalBootstrap>(group, rank),
+                                   [&](Bootstrap& b, const Config& settled, Role role) {
+                                     return transports.Open(b, settled, role);
+                                   }));
+        if (session.is_server()) {
+          ParameterServer server(session);
+          session.Finalize();
+          return;
+        }
+        if (session.is_worker()) worker(session, errors[rank]);
+        session.Finalize();
+      } catch (const LostRankError& e) {
+        if (errors[rank].empty()) errors[rank] = e.what();
+      }
+    });
+    return errors;
+  }
+};
 
 TEST_P(JobFailureTest, AnAbortEndsEveryWaitOfEveryRank) {
-  constexpr int kRanks = 4;  // scheduler, 1 server, 2 workers
-  auto group = std::make_shared<LocalBootstrap::Group>(kRanks);
-  const testing::InProcessTransports transports(GetParam(), kRanks);
-  std::vector<std::string> errors(kRanks);
   std::vector<std::string> later(kRanks);
-  testing::OnEveryRank(kRanks, [&](int rank) {
-    Config config;
-    config.timeout_s = 120;  // far longer than ctest waits: only the failure can end the waits
-    config.sync = "bsp";
+  const std::vector<std::string> errors = Run([&](Session& session, std::string& error) {
+    std::vector<float> w(16, 0.f), g(16, 1.f);
+    GradientSync sync(session);  // bsp, the default
+    sync.Register("w", w.data(), w.size());
+    if (session.role_index() == 0) {
+      sync.Broadcast();  // worker 1's first iteration pulls the initial values
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // worker 1 waits by then
+      NodeOf(session).cluster().Abort(-1, "worker 0 gave up");
+      return;
+    }
     try {
-      Session session(Node::Join(config, std::make_unique<LocalBootstrap>(group, rank),
-                                 [&](Bootstrap& b, const Config& settled, Role role) {
-                                   return transports.Open(b, settled, role);
-                                 }));
-      if (session.is_server()) {
-        ParameterServer server(session);
-        session.Finalize();
-      } else if (session.is_worker()) {
-        std::vector<float> w(16, 0.f), g(16, 1.f);
-        GradientSync sync(session);
-        sync.Register("w", w.data(), w.size());
-        if (session.role_index() == 0) {
-          sync.Broadcast();  // worker 1's first iteration pulls the initial values
-          std::this_thread::sleep_for(std::chrono::milliseconds(300));  // worker 1 waits by then
-          NodeOf(session).cluster().Abort(-1, "worker 0 gave up");
-        } else {
-          try {
-            sync.BeginIteration();
-            sync.PushPull("w", g.data(), w.data());
-            sync.EndIteration();  // BSP: waits for worker 0's gradient
-          } catch (const LostRankError& e) {
-            errors[rank] = e.what();
-          }
-          try {
-            sync.BeginIteration();
-            sync.PushPull("w", g.data(), w.data());
-          } catch (const LostRankError& e) {
-            later[rank] = e.what();
-          }
-        }
-        session.Finalize();
-      } else {
-        session.Finalize();
-      }
+      sync.BeginIteration();
+      sync.PushPull("w", g.data(), w.data());
+      sync.EndIteration();  // BSP: waits for worker 0's gradient
     } catch (const LostRankError& e) {
-      if (errors[rank].empty()) errors[rank] = e.what();
+      error = e.what();
+    }
+    try {
+      sync.BeginIteration();
+      sync.PushPull("w", g.data(), w.data());
+    } catch (const LostRankError& e) {
+      later[session.rank()] = e.what();
     }
   });
   for (int rank = 0; rank < kRanks; ++rank) {
@@ -83,33 +94,12 @@ TEST_P(JobFailureTest, AnAbortEndsEveryWaitOfEveryRank) {
 // job would match: the job fails on every rank, naming the barrier, instead of leaving the others
 // in a finalizing barrier that never completes.
 TEST_P(JobFailureTest, ATimedOutBarrierEndsTheJobOnEveryRank) {
-  constexpr int kRanks = 4;  // scheduler, 1 server, 2 workers
-  auto group = std::make_shared<LocalBootstrap::Group>(kRanks);
-  const testing::InProcessTransports transports(GetParam(), kRanks);
-  std::vector<std::string> errors(kRanks);
-  testing::OnEveryRank(kRanks, [&](int rank) {
-    Config config;
-    config.timeout_s = 120;  // far longer than ctest waits: only the failure can end the waits
+  const std::vector<std::string> errors = Run([](Session& session, std::string& error) {
+    if (session.role_index() != 0) return;  // worker 1 never comes
     try {
-      Session session(Node::Join(config, std::make_unique<LocalBootstrap>(group, rank),
-                                 [&](Bootstrap& b, const Config& settled, Role role) {
-                                   return transports.Open(b, settled, role);
-                                 }));
-      if (session.is_server()) {
-        ParameterServer server(session);
-        session.Finalize();
-      } else if (session.is_worker() && session.role_index() == 0) {
-        try {
-          session.Barrier(kWorkerGroup, std::chrono::milliseconds(300));  // worker 1 never comes
-        } catch (const TimeoutError& e) {
-          errors[rank] = e.what();
-        }
-        session.Finalize();
-      } else {
-        session.Finalize();
-      }
-    } catch (const LostRankError& e) {
-      if (errors[rank].empty()) errors[rank] = e.what();
+      session.Barrier(kWorkerGroup, std::chrono::milliseconds(300));
+    } catch (const TimeoutError& e) {
+      error = e.what();
     }
   });
   for (int rank = 0; rank < kRanks; ++rank) {
