@@ -40,8 +40,10 @@
 #include "task_gradients.h"
 #include "worker_gather.h"
 
-DEFINE_string(scenario, "S6", "S1..S6 (STRAGGLERS.md section 9)");
-DEFINE_double(link_mb_s, 10, "S3: every worker's link bandwidth in MB/s (worker 0's is a third)");
+DEFINE_string(scenario, "S6", "S1..S6 or S3-all (STRAGGLERS.md section 9)");
+DEFINE_double(link_mb_s, 0,
+              "every worker's links to and from the servers in MB/s (0: unshaped; S3 and S3-all "
+              "default to 10), worker 0's at a quarter of it under S3 and S3-all");
 DEFINE_double(server_mb_s, 0,
               "every server's emulated service rate in MB/s of work (0: their own speed); S4 "
               "slows server 0 to a third of it");
@@ -53,7 +55,8 @@ DEFINE_double(target_acc, 0.8, "test accuracy whose first time is reported");
 DEFINE_double(compute_ms, 20, "emulated compute time per iteration");
 DEFINE_double(model_mb, 0,
               "the size of the model that --compute-ms stands for: a tensor of this many MB of "
-              "parameters with a zero gradient travels with the softmax's each iteration");
+              "parameters with a zero gradient travels with the softmax's each iteration (S3 and "
+              "S3-all: 1 by default)");
 DEFINE_int32(batch, 64, "samples per worker and iteration");
 DEFINE_double(lr, 0.1, "learning rate of the servers' SGD");
 DEFINE_double(momentum, 0, "momentum of the servers' SGD (state that moves with a key range)");
@@ -185,10 +188,16 @@ int Run(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);  // the presets need the size
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   pacer::bench::ApplyPolicy(FLAGS_policy, &config);
+  // S3 is a communication straggler: a model of 1 MB makes its links the iteration's cost.
+  if ((FLAGS_scenario == "S3" || FLAGS_scenario == "S3-all") &&
+      gflags::GetCommandLineFlagInfoOrDie("model_mb").is_default) {
+    FLAGS_model_mb = 1;
+  }
   config.optimizer = "sgd:lr=" + std::to_string(FLAGS_lr) +
                      (FLAGS_momentum > 0 ? ",momentum=" + std::to_string(FLAGS_momentum) : "");
-  for (const std::string& spec : pacer::bench::ScenarioInjects(
-           FLAGS_scenario, size - 1 - config.servers, FLAGS_link_mb_s * 1e6, FLAGS_server_window)) {
+  const pacer::bench::JobShape job{size - 1 - config.servers, config.servers, FLAGS_link_mb_s * 1e6,
+                                   FLAGS_server_window};
+  for (const std::string& spec : pacer::bench::ScenarioInjects(FLAGS_scenario, job)) {
     config.inject.push_back(spec);
   }
   if (FLAGS_server_mb_s > 0) {

@@ -7,26 +7,52 @@
 
 namespace pacer {
 namespace bench {
+namespace {
 
-std::vector<std::string> ScenarioInjects(const std::string& scenario, int workers,
-                                         double link_bytes_per_s,
-                                         const std::string& server_window) {
-  if (scenario == "S1") return {"worker:0:compute=3x"};
-  if (scenario == "S2") return {"worker:*:compute=3x@p=0.1"};
-  if (scenario == "S3") {
-    std::vector<std::string> specs;
-    for (int w = 0; w < workers; ++w) {
-      const double rate = w == 0 ? link_bytes_per_s / 3 : link_bytes_per_s;
-      const std::string bw = ":bw=" + std::to_string(static_cast<long long>(rate)) + "B/s";
-      specs.push_back("link:w" + std::to_string(w) + "->*" + bw);
-      specs.push_back("link:*->w" + std::to_string(w) + bw);
+// S3's network where --link-mb-s leaves it open.
+constexpr double kDefaultS3LinkBytesPerSecond = 10e6;
+
+std::string Bandwidth(double bytes_per_s) {
+  return ":bw=" + std::to_string(static_cast<long long>(bytes_per_s)) + "B/s";
+}
+
+// Both directions of the link between two ends ("w0", "s1").
+void Cap(const std::string& a, const std::string& b, double bytes_per_s,
+         std::vector<std::string>* specs) {
+  specs->push_back("link:" + a + "->" + b + Bandwidth(bytes_per_s));
+  specs->push_back("link:" + b + "->" + a + Bandwidth(bytes_per_s));
+}
+
+}  // namespace
+
+std::vector<std::string> ScenarioInjects(const std::string& scenario, const JobShape& job) {
+  const bool s3 = scenario == "S3" || scenario == "S3-all";
+  const double rate =
+      job.link_bytes_per_s > 0 ? job.link_bytes_per_s : (s3 ? kDefaultS3LinkBytesPerSecond : 0);
+  std::vector<std::string> specs;
+  if (rate > 0) {
+    for (int w = 0; w < job.workers; ++w) {
+      for (int s = 0; s < job.servers; ++s) {
+        Cap("w" + std::to_string(w), "s" + std::to_string(s), s3 && w == 0 ? rate / 4 : rate,
+            &specs);
+      }
     }
-    return specs;
   }
-  if (scenario == "S4") return {"server:0:service=3x@window=" + server_window};
-  if (scenario == "S5") return {"worker:0:compute=3x@period=200:50"};
-  if (scenario == "S6") return {};
-  throw std::invalid_argument("--scenario=" + scenario + ": expected S1 to S6");
+  if (scenario == "S3-all") {
+    for (int w = 1; w < job.workers; ++w) Cap("w0", "w" + std::to_string(w), rate / 4, &specs);
+  }
+  if (s3 || scenario == "S6") return specs;
+  if (scenario == "S1")
+    specs.push_back("worker:0:compute=3x");
+  else if (scenario == "S2")
+    specs.push_back("worker:*:compute=3x@p=0.1");
+  else if (scenario == "S4")
+    specs.push_back("server:0:service=3x@window=" + job.server_window);
+  else if (scenario == "S5")
+    specs.push_back("worker:0:compute=3x@period=200:50");
+  else
+    throw std::invalid_argument("--scenario=" + scenario + ": expected S1 to S6 or S3-all");
+  return specs;
 }
 
 void ApplyPolicy(const std::string& policy, Config* config) {

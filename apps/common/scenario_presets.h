@@ -8,13 +8,19 @@
 namespace pacer {
 namespace bench {
 
-// The reference scenarios of STRAGGLERS.md section 9 as --inject specs, for a job of `workers`
-// workers: worker 0 (or server 0) is the one slowed. S3 caps every worker's links (both ways) at
-// `link_bytes_per_s` and worker 0's at a third of it; S4 slows server 0 to a third of its service
-// rate in `server_window` (START:LENGTH since the job began, as in --inject). Throws
-// std::invalid_argument for an unknown name.
-std::vector<std::string> ScenarioInjects(const std::string& scenario, int workers,
-                                         double link_bytes_per_s, const std::string& server_window);
+// What a scenario's specs are drawn for.
+struct JobShape {
+  int workers = 0, servers = 0;
+  double link_bytes_per_s = 0;  // every worker-server link, both ways; 0: unshaped (S3: 10 MB/s)
+  std::string server_window = "4s:6s";  // S4: START:LENGTH since the job began, as in --inject
+};
+
+// The reference scenarios of STRAGGLERS.md section 9 as --inject specs: worker 0 (or server 0) is
+// the one slowed. S3 caps worker 0's links to and from every server at a quarter of the others'
+// rate and leaves the links between workers open (a relay can help); S3-all also caps worker 0's
+// links to the other workers (it cannot). S4 slows server 0 to a third of its service rate in the
+// window. Throws std::invalid_argument for an unknown name.
+std::vector<std::string> ScenarioInjects(const std::string& scenario, const JobShape& job);
 
 // Sets a policy's options: a baseline's --sync mode (they are the same words), or sas: BSP with
 // --balance=sas. Throws std::invalid_argument for a policy this build does not know.

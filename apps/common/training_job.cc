@@ -325,7 +325,7 @@ int RunTrainingApp(int argc, char** argv, const TrainingApp& app) {
   if (!FLAGS_policy.empty()) bench::ApplyPolicy(FLAGS_policy, &config);
   if (!FLAGS_scenario.empty()) {
     for (const std::string& spec :
-         bench::ScenarioInjects(FLAGS_scenario, size - 1 - config.servers, 10e6, "4s:6s")) {
+         bench::ScenarioInjects(FLAGS_scenario, {size - 1 - config.servers, config.servers})) {
       config.inject.push_back(spec);
     }
   }
