@@ -39,6 +39,8 @@ struct RequestMeta {
   bool init = false;
   bool after_own_push = false;  // a pull: not before this worker's push of clock - 1 arrived
   bool state = false;           // checkpoints: keys' whole state instead of their values
+  // A push that carries other workers' gradients too (STRET's relay): their ranks.
+  std::vector<int> relayed;
   // Collects the response; copy the meta to respond later (e.g. when a synchronization rule
   // fires).
   std::shared_ptr<detail::PendingResponse> response;

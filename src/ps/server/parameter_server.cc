@@ -83,14 +83,21 @@ class ParameterShards {
     const size_t n = data.keys.count<Key>();
     const int* lens = data.lens.as<int>();
     if (meta.push) {
+      std::vector<int> relayed;
+      for (int rank : meta.relayed) relayed.push_back(WorkerIndex(rank));
       const size_t uniform = n == 0 ? 0 : data.values.size() / n;
       std::vector<Gradient> gradients(n);
       size_t offset = 0;
       for (size_t i = 0; i < n; ++i) {
         const size_t bytes = lens ? static_cast<size_t>(lens[i]) * sizeof(float) : uniform;
-        gradients[i] = {worker, meta.clock, meta.version, meta.weight,
-                        data.values.Slice(offset, bytes)};
+        gradients[i] = {
+            worker, meta.clock, meta.version, meta.weight, data.values.Slice(offset, bytes),
+            relayed};
         offset += bytes;
+      }
+      if (meta.init && !relayed.empty()) {
+        throw Error(StrCat("key ", keys[0], ": initial values relayed for ", relayed.size(),
+                           " workers; initial values are worker 0's alone"));
       }
       if (meta.init) {
         if (worker != 0) {

@@ -305,6 +305,7 @@ RequestMeta RequestShards::MetaOf(const Message& msg, int parts) {
   meta.init = msg.meta.init();
   meta.after_own_push = msg.meta.after_own_push();
   meta.state = msg.meta.state();
+  meta.relayed.assign(msg.meta.relayed().begin(), msg.meta.relayed().end());
   meta.response = std::make_shared<PendingResponse>(msg.meta, node_, value_size_, parts);
   return meta;
 }

@@ -73,7 +73,8 @@ void SyncEngine::Check(Key key, const Gradient& g) const {
                        ", which the job excluded when it stopped answering"));
   }
   const size_t count = g.values.size() / sizeof(float);
-  if (count != k.params->size() || g.values.size() % sizeof(float) != 0) {
+  const bool withheld = g.values.size() == 0 && g.weight == 0 && k.params->size() > 0;
+  if (!withheld && (count != k.params->size() || g.values.size() % sizeof(float) != 0)) {
     throw Error(StrCat("key ", key, ": worker ", g.worker, " pushed ", g.values.size(),
                        " bytes, the key holds ", k.params->size(), " floats"));
   }
@@ -81,14 +82,36 @@ void SyncEngine::Check(Key key, const Gradient& g) const {
     throw Error(StrCat("key ", key, ": worker ", g.worker, " pushed weight ", g.weight,
                        "; weights must be finite and not negative"));
   }
-  const int64_t last = k.arrived[g.worker];
-  if (g.clock <= last || g.clock < 0) {
-    throw Error(StrCat("key ", key, ": worker ", g.worker, " pushed clock ", g.clock,
-                       " after clock ", last, "; clocks must increase"));
+  if (g.clock < 0) {
+    throw Error(StrCat("key ", key, ": worker ", g.worker, " pushed clock ", g.clock));
   }
   if (g.version > k.version) {
     throw Error(StrCat("key ", key, ": worker ", g.worker, " computed on version ", g.version,
                        ", but only ", k.version, " updates exist"));
+  }
+  CheckClock(key, k, g.worker, g.worker, g.clock);
+  for (size_t i = 0; i < g.relayed.size(); ++i) {
+    const int w = g.relayed[i];
+    if (w < 0 || w >= num_workers_ || w == g.worker ||
+        std::find(g.relayed.begin(), g.relayed.begin() + i, w) != g.relayed.begin() + i) {
+      throw Error(StrCat("key ", key, ": worker ", g.worker, " relayed a gradient of worker ", w,
+                         " (of ", num_workers_, "): relayed workers are other workers, once each"));
+    }
+    if (excluded_[w]) {
+      throw Error(StrCat("key ", key, ": worker ", g.worker, " relayed a gradient of worker ", w,
+                         ", which the job excluded when it stopped answering"));
+    }
+    CheckClock(key, k, g.worker, w, g.clock);
+  }
+}
+
+void SyncEngine::CheckClock(Key key, const KeyState& k, int pusher, int worker,
+                            int64_t clock) const {
+  const int64_t last = k.arrived[worker];
+  if (clock <= last) {
+    throw Error(StrCat("key ", key, ": worker ", pusher, " pushed clock ", clock,
+                       pusher == worker ? "" : StrCat(" for worker ", worker), " after clock ",
+                       last, "; clocks must increase"));
   }
 }
 
@@ -97,6 +120,8 @@ void SyncEngine::Push(Key key, const Gradient& g) {
   KeyState& k = keys_.at(key);
   max_clock_seen_ = std::max(max_clock_seen_, g.clock);
   k.arrived[g.worker] = g.clock;
+  for (int w : g.relayed) k.arrived[w] = g.clock;
+  ++k.pushes;
   if (Holds(k, g.clock)) {
     k.held.push_back(g);
     k.held.back().values = g.values.Owned();  // answered before it is applied
@@ -108,6 +133,7 @@ void SyncEngine::Push(Key key, const Gradient& g) {
 
 void SyncEngine::Process(KeyState& k, const Gradient& g) {
   k.last_clock[g.worker] = g.clock;
+  for (int w : g.relayed) k.last_clock[w] = g.clock;
   if (k.mode.on_arrival()) {
     ApplyOnArrival(k, g);
   } else {
@@ -116,28 +142,34 @@ void SyncEngine::Process(KeyState& k, const Gradient& g) {
 }
 
 void SyncEngine::Accumulate(KeyState& k, const Gradient& g) {
+  const int gradients = 1 + static_cast<int>(g.relayed.size());
   if (g.clock < k.complete) {  // a backup worker's gradient after the first ones were applied
-    ++k.dropped;
+    k.dropped += gradients;
     return;
   }
   struct Aggregate& a = k.aggregates[g.clock];
+  a.count += gradients;
+  a.weight += g.weight;
+  if (g.values.size() > 0) Add(k, a, g.values);
+  ResolveOnceComplete(k);
+}
+
+void SyncEngine::Add(const KeyState& k, struct Aggregate& a, const Buffer& values) {
   const size_t count = k.params->size();
-  if (a.count == 0) {
-    a.first = g.values.Owned();  // kept until the clock completes, after the push is answered
+  if (a.summed == 0) {
+    a.first = values.Owned();  // kept until the clock completes, after the push is answered
   } else {
-    const float* prior = a.count == 1 ? a.first.as<float>() : a.sum_data;
-    if (a.count == 1) {
+    const float* prior = a.summed == 1 ? a.first.as<float>() : a.sum_data;
+    if (a.summed == 1) {
       uint8_t* out = nullptr;
       a.sum = allocate_(count * sizeof(float), &out);
       a.sum_data = reinterpret_cast<float*>(out);
     }
-    const ConstArray inputs[2] = {{prior, DType::kF32}, {g.values.data(), DType::kF32}};
+    const ConstArray inputs[2] = {{prior, DType::kF32}, {values.data(), DType::kF32}};
     reducer_.Sum(Span<const ConstArray>(inputs, 2), {a.sum_data, DType::kF32}, count);
     a.first = Buffer();  // summed: release the message
   }
-  ++a.count;
-  a.weight += g.weight;
-  ResolveOnceComplete(k);
+  ++a.summed;
 }
 
 int SyncEngine::Needed(const KeyState& k, int64_t clock) const {
@@ -158,7 +190,7 @@ void SyncEngine::ResolveOnceComplete(KeyState& k) {
     const struct Aggregate& done = it->second;
     // Every worker may have weight 0 (none computed a task of the clock): nothing to apply.
     if (done.weight > 0) {
-      Update(k, done.count == 1 ? done.first.as<float>() : done.sum_data, 1.0 / done.weight,
+      Update(k, done.summed == 1 ? done.first.as<float>() : done.sum_data, 1.0 / done.weight,
              it->first);
     }
     k.applied += done.count;
@@ -206,7 +238,7 @@ void SyncEngine::ApplyOnArrival(KeyState& k, const Gradient& g) {
   // The values are weight x the gradient: a push that stands for more of the iteration's samples
   // (a worker that computed more tasks) moves the parameters further.
   if (g.weight > 0) Update(k, g.values.as<float>(), factor, g.clock);
-  ++k.applied;
+  k.applied += 1 + static_cast<int64_t>(g.relayed.size());
   ResolveOnArrivalComplete(k);
 }
 
@@ -317,6 +349,7 @@ KeyStatus SyncEngine::Status(Key key) const {
   s.complete = k.complete;
   s.applied = k.applied;
   s.dropped = k.dropped;
+  s.pushes = k.pushes;
   s.held = k.held.size();
   s.mode = k.mode;
   return s;
@@ -327,6 +360,7 @@ void SyncEngine::EncodeKey(const KeyState& k, ByteWriter& out) {
   out.Put(k.complete);
   out.Put(k.applied);
   out.Put(k.dropped);
+  out.Put(k.pushes);
   out.Put(static_cast<uint64_t>(k.switches_done));
   const std::string mode = k.mode.ToString();
   out.PutArray(mode.data(), mode.size());
@@ -337,8 +371,10 @@ void SyncEngine::EncodeKey(const KeyState& k, ByteWriter& out) {
   for (const auto& [clock, a] : k.aggregates) {
     out.Put(clock);
     out.Put(a.count);
+    out.Put(a.summed);
     out.Put(a.weight);
-    out.PutArray(a.count == 1 ? a.first.as<float>() : a.sum_data, k.params->size());
+    if (a.summed > 0)
+      out.PutArray(a.summed == 1 ? a.first.as<float>() : a.sum_data, k.params->size());
   }
   out.Put(static_cast<uint64_t>(k.held.size()));
   for (const Gradient& g : k.held) {
@@ -346,6 +382,7 @@ void SyncEngine::EncodeKey(const KeyState& k, ByteWriter& out) {
     out.Put(g.clock);
     out.Put(g.version);
     out.Put(g.weight);
+    out.PutArray(g.relayed);
     out.PutArray(g.values.as<float>(), g.values.size() / sizeof(float));
   }
 }
@@ -389,6 +426,7 @@ void SyncEngine::Import(Key key, const Buffer& state) {
   k.complete = in.Get<int64_t>();
   k.applied = in.Get<int64_t>();
   k.dropped = in.Get<int64_t>();
+  k.pushes = in.Get<int64_t>();
   k.switches_done = in.Get<uint64_t>();
   const std::vector<char> mode = in.GetArray<char>();
   k.mode = SyncMode::Parse(std::string(mode.begin(), mode.end()));
@@ -402,10 +440,11 @@ void SyncEngine::Import(Key key, const Buffer& state) {
   }
   k.params = ParameterState::Decode(in, allocate_);
   const size_t count = k.params->size();
-  // The next array of the record, copied into recycled memory.
-  auto floats = [&](float** data) {
+  // The next array of the record, copied into recycled memory; a withheld gradient's may be empty.
+  auto floats = [&](float** data, bool may_be_empty) {
     size_t n = 0;
     const uint8_t* values = in.GetArrayBytes<float>(&n);
+    if (n == 0 && may_be_empty) return Buffer();
     if (n != count) throw Error(StrCat(in.what(), ": ", n, " values for a key of ", count));
     uint8_t* out = nullptr;
     Buffer buffer = allocate_(count * sizeof(float), &out);
@@ -417,11 +456,12 @@ void SyncEngine::Import(Key key, const Buffer& state) {
     const int64_t clock = in.Get<int64_t>();
     Aggregate& a = k.aggregates[clock];
     a.count = in.Get<int>();
+    a.summed = in.Get<int>();
     a.weight = in.Get<double>();
-    if (a.count == 1) {
-      a.first = floats(nullptr);
-    } else {
-      a.sum = floats(&a.sum_data);
+    if (a.summed == 1) {
+      a.first = floats(nullptr, false);
+    } else if (a.summed > 1) {
+      a.sum = floats(&a.sum_data, false);
     }
   }
   for (uint64_t i = 0, n = in.Get<uint64_t>(); i < n; ++i) {
@@ -430,7 +470,14 @@ void SyncEngine::Import(Key key, const Buffer& state) {
     g.clock = in.Get<int64_t>();
     g.version = in.Get<int64_t>();
     g.weight = in.Get<double>();
-    g.values = floats(nullptr);
+    g.relayed = in.GetArray<int>();
+    for (int w : g.relayed) {
+      if (w < 0 || w >= num_workers_) {
+        throw Error(
+            StrCat(in.what(), ": a held gradient relayed for worker ", w, " of ", num_workers_));
+      }
+    }
+    g.values = floats(nullptr, g.weight == 0);
     k.held.push_back(std::move(g));
   }
   if (!in.done()) throw Error(StrCat(in.what(), ": bytes left over after the last field"));

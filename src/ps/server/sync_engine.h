@@ -26,7 +26,12 @@ struct Gradient {
   // The values are weight x the gradient. A once-per-iteration update divides their sum by the
   // total weight; an on-arrival one applies them as they are (weight 1: the gradient itself).
   double weight = 1;
-  Buffer values;  // floats, as many as the key holds
+  // Floats, as many as the key holds; or none, with weight 0: a worker that withholds its
+  // gradient (STRET) still resolves its clock.
+  Buffer values;
+  // Workers whose gradients of the same clock this one carries, summed into its values and weight
+  // (a STRET relay: `worker` pushes for them). Each counts as if it had pushed.
+  std::vector<int> relayed;
 };
 
 // Where a key stands, for tests and telemetry.
@@ -35,6 +40,7 @@ struct KeyStatus {
   int64_t complete = 0;  // clocks resolved (see SyncEngine)
   int64_t applied = 0;   // gradients that went into an update
   int64_t dropped = 0;   // gradients dropped as stale (backup workers)
+  int64_t pushes = 0;    // pushes that arrived (a relayed one carries several gradients)
   size_t held = 0;       // gradients waiting for a mode switch
   SyncMode mode;
 };
@@ -69,7 +75,10 @@ class SyncEngine {
   void Init(Key key, int worker, const float* values, size_t count);
   // Applies or holds a gradient by the rule in force for its clock. Throws Error naming the key,
   // worker and clocks or sizes for a gradient no rule accepts: an unknown key, a wrong length, a
-  // clock not above the worker's last, a version from the future.
+  // clock not above the worker's last, a version from the future, a relayed worker out of range,
+  // excluded, repeated or the pusher itself. A relayed gradient counts as one per worker it
+  // carries: a clock's update waits for workers, not messages, and weight alone cannot tell
+  // (under tasks a worker that computed none pushes weight 0 and still ends its clock).
   void Push(Key key, const Gradient& gradient);
   // Throws what Push would for `gradient`, changing nothing (to check a request before applying
   // any of it).
@@ -123,7 +132,8 @@ class SyncEngine {
     Buffer first;  // a lone gradient is used as it came, without a copy
     Buffer sum;    // two or more: their sum
     float* sum_data = nullptr;
-    int count = 0;
+    int count = 0;   // workers whose gradients came
+    int summed = 0;  // values added: 0 (all withheld), 1 (`first`) or more (`sum`)
     double weight = 0;
   };
   struct WaitingPull {
@@ -146,6 +156,7 @@ class SyncEngine {
     SyncMode mode;
     int64_t applied = 0;
     int64_t dropped = 0;
+    int64_t pushes = 0;
     std::vector<std::shared_ptr<WaitingPull>> waiters;
   };
   struct Switch {
@@ -156,10 +167,14 @@ class SyncEngine {
   // A key's whole state as a record for Export (counted, then written: see ByteWriter).
   static void EncodeKey(const KeyState& k, ByteWriter& out);
   const KeyState& Find(Key key, const Gradient& g) const;
+  // Throws Error unless `clock` is above the last one `worker` pushed (`pusher` pushed it).
+  void CheckClock(Key key, const KeyState& k, int pusher, int worker, int64_t clock) const;
   bool Holds(const KeyState& k, int64_t clock) const;
   bool Ready(const KeyState& k, int64_t clock) const;
   void Process(KeyState& k, const Gradient& g);
   void Accumulate(KeyState& k, const Gradient& g);
+  // Adds a gradient's values to a clock's sum.
+  void Add(const KeyState& k, struct Aggregate& a, const Buffer& values);
   void ApplyOnArrival(KeyState& k, const Gradient& g);
   // The pushes that resolve `clock` under a once-per-iteration rule.
   int Needed(const KeyState& k, int64_t clock) const;
