@@ -38,6 +38,7 @@ class ParameterServer {
     int64_t version = 0;  // updates applied
     int64_t applied = 0;  // gradients that went into an update
     int64_t dropped = 0;  // gradients dropped as stale (backup workers)
+    int64_t pushes = 0;   // pushes received: a relayed one carries several gradients
   };
   // Every key this server holds, consistent with the requests handled so far.
   std::map<Key, KeyStats> Keys();

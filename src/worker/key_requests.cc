@@ -31,6 +31,9 @@ void KeyRequests::StartIteration(int64_t clock, double weight) {
     s.error.clear();
     s.timed_out = false;
     s.lost = false;
+    s.relayed_out = false;
+    s.carried.clear();
+    s.carried_weight = 0;
   }
 }
 
@@ -46,7 +49,9 @@ int KeyRequests::Send(int u, detail::Operation op, int64_t clock, bool init, boo
   const size_t bytes = unit(u).count * sizeof(float);
   detail::Request request{op, Buffer(&layout_.units()[u].key, sizeof(Key)), {}, {}, {}, nullptr, 0,
                           {}};
-  request.sync = {clock, s.version, weight_, init, after_own_push, false, nullptr};
+  request.sync = {clock, s.version, weight_ + s.carried_weight, init, after_own_push,
+                  false, nullptr};
+  if (op == detail::Operation::kPush) request.sync.relayed = s.carried;
   if (op != detail::Operation::kPull) {
     request.values = Buffer(s.send, bytes);
     traffic_.bytes_out += static_cast<int64_t>(bytes);
@@ -62,9 +67,13 @@ int KeyRequests::Send(int u, detail::Operation op, int64_t clock, bool init, boo
 }
 
 void KeyRequests::Await(int u, int ts) {
+  Fail(u, [&] { kv_.Wait(ts); });
+}
+
+void KeyRequests::Fail(int u, const std::function<void()>& wait) {
   KeyState& s = states_[u];
   try {
-    kv_.Wait(ts);
+    wait();
   } catch (const TimeoutError& e) {
     if (s.error.empty()) s.error = e.what();
     s.timed_out = true;
@@ -95,16 +104,43 @@ void KeyRequests::Pump() {
       }
     }
     if (best < 0) return;
-    KeyState& s = states_[best];
     if (!traffic_.any_push_sent) traffic_.first_push_sent = SteadyClock::now();
     traffic_.any_push_sent = true;
-    s.push_ts = Send(best, detail::Operation::kPush, clock_, false, false);
-    s.pull_ts = Send(best, detail::Operation::kPull, clock_ + 1, false, true);
-    s.queued = false;
-    s.pushing = s.pulling = true;
-    s.order = next_order_++;
-    ++pushes_inflight_;
+    SendPushPull(best);
   }
+}
+
+void KeyRequests::SendPushPull(int u) {
+  KeyState& s = states_[u];
+  const size_t count = unit(u).count;
+  const Key key = unit(u).key;
+  s.queued = false;
+  s.pulling = true;
+  s.order = next_order_++;
+  if (relay_ && relay_->PartnerFor(clock_) >= 0) {
+    relay_->SendGradient(clock_, u, key, s.send, count, weight_);
+    s.relayed_out = true;
+    traffic_.bytes_out += static_cast<int64_t>(count * sizeof(float));
+    traffic_.last_push_acked = SteadyClock::now();
+    return;
+  }
+  if (relay_) {
+    relay_->BeginPushing(clock_);
+    for (RelayLink::Relayed& r : relay_->Gather(clock_, u, count)) {
+      if (s.send != s.send_stage.data()) {
+        std::memcpy(s.send_stage.data(), s.send, count * sizeof(float));
+        s.send = s.send_stage.data();
+      }
+      const float* theirs = r.values.as<float>();
+      for (size_t i = 0; i < count; ++i) s.send_stage[i] += theirs[i];
+      s.carried.push_back(r.rank);
+      s.carried_weight += r.weight;
+    }
+  }
+  s.push_ts = Send(u, detail::Operation::kPush, clock_, false, false);
+  s.pull_ts = Send(u, detail::Operation::kPull, clock_ + 1, false, true);
+  s.pushing = true;
+  ++pushes_inflight_;
 }
 
 void KeyRequests::ReleasePushes(bool block) {
@@ -142,12 +178,23 @@ void KeyRequests::ReleasePushes(bool block) {
 
 void KeyRequests::FinishPull(int u) {
   KeyState& s = states_[u];
-  Await(u, s.pull_ts);
+  const size_t count = unit(u).count;
+  if (s.relayed_out) {
+    Fail(u, [&] {
+      s.answer =
+          std::make_shared<ResponseStamp>(relay_->ReceiveParameters(clock_, u, s.receive, count));
+    });
+  } else {
+    Await(u, s.pull_ts);
+  }
   s.pulling = false;
   s.done = true;
   traffic_.last_pull_done = SteadyClock::now();
   if (!s.error.empty()) return;
-  traffic_.bytes_in += static_cast<int64_t>(unit(u).count * sizeof(float));
+  if (!s.carried.empty()) {
+    relay_->ForwardParameters(clock_, u, unit(u).key, s.carried, s.receive, count, *s.answer);
+  }
+  traffic_.bytes_in += static_cast<int64_t>(count * sizeof(float));
   s.version = s.answer->version;
   if (s.receive == s.receive_stage.data()) {
     for (size_t m = 0; m < unit(u).members.size(); ++m) {

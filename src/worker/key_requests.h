@@ -2,11 +2,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "pacer/detail/routed_client.h"
+#include "worker/relay_link.h"
 #include "worker/tensor_layout.h"
 
 namespace pacer {
@@ -35,6 +37,11 @@ class KeyRequests {
     bool lost = false;  // the job lost a rank (LostRankError)
     // Kept across iterations: the version the next gradient is computed on.
     int64_t version = 0;
+    // STRET's relay this iteration: this worker's gradient went to a partner, which pulls for it;
+    // or the stragglers whose gradients this worker's push carries, and their weight.
+    bool relayed_out = false;
+    std::vector<int> carried;
+    double carried_weight = 0;
   };
   // What went over the wire this iteration, and when.
   struct Traffic {
@@ -45,6 +52,9 @@ class KeyRequests {
 
   KeyRequests(detail::RoutedClient& kv, const TensorLayout& layout, int credit)
       : kv_(kv), layout_(layout), credit_(credit) {}
+  // Sends this worker's gradients through a relay partner, or carries stragglers', as `relay`
+  // says (null: never).
+  void set_relay(RelayLink* relay) { relay_ = relay; }
 
   // One state per unit of the layout, its staging buffers sized.
   void Prepare();
@@ -74,9 +84,15 @@ class KeyRequests {
  private:
   const TensorLayout::Unit& unit(int u) const { return layout_.units()[u]; }
   void Await(int u, int ts);
+  // Sends unit u's push and pull: to the servers (carrying the gradients relayed through this
+  // worker), or to the relay partner.
+  void SendPushPull(int u);
+  // Stores what a failed wait threw in unit u's state.
+  void Fail(int u, const std::function<void()>& wait);
   bool AnyQueued() const;
 
   detail::RoutedClient& kv_;
+  RelayLink* relay_ = nullptr;
   const TensorLayout& layout_;
   const int credit_;
   std::vector<KeyState> states_;

@@ -273,6 +273,9 @@ Message RoutedClient::InflightRequests::MessageOf(int ts, Pending& p, Operation 
   meta.set_clock(request.sync.clock + (pull_after_push && !request.sync.init ? 1 : 0));
   meta.set_version(request.sync.version);
   meta.set_weight(request.sync.weight);
+  if (push) {
+    for (int rank : request.sync.relayed) meta.add_relayed(rank);
+  }
   meta.set_init(request.sync.init && push);
   meta.set_after_own_push(request.sync.after_own_push);
   meta.set_state(request.sync.state);

@@ -33,7 +33,11 @@ class WorkerIterations {
         kv_(session, app_id, sizeof(float)),
         layout_(static_cast<size_t>(std::max<int64_t>(session.config().partition_bytes, 4)) /
                 sizeof(float)),
-        requests_(kv_, layout_, std::max(1, session.config().scheduling_credit)) {}
+        requests_(kv_, layout_, std::max(1, session.config().scheduling_credit)) {
+    // The scheduler's relay orders are for the job's model, app 0's.
+    if (app_id == 0) relay_ = std::make_unique<RelayLink>(NodeOf(session));
+    requests_.set_relay(relay_.get());
+  }
 
   void Register(const std::string& name, float* param, size_t count) {
     if (broadcast_done_) {
@@ -93,6 +97,7 @@ class WorkerIterations {
   Session& session_;
   const int app_id_;
   detail::RoutedClient kv_;
+  std::unique_ptr<RelayLink> relay_;
   TensorLayout layout_;
   std::vector<float*> registered_;
   KeyRequests requests_;

@@ -12,6 +12,7 @@
 #include "pacer/gradient_sync.h"
 #include "pacer/migration_control.h"
 #include "pacer/parameter_server.h"
+#include "pacer/relay_control.h"
 #include "pacer/sync_control.h"
 #include "softmax_regression.h"
 #include "task_gradients.h"
@@ -287,6 +288,20 @@ std::vector<TrainingCase> TrainingCases() {
   moved_bsp.options.check_reference = true;
   moved_bsp.options.migrations = 12;
   cases.push_back(moved_bsp);
+  // Relays turned on and off while the workers train: BSP and EPSP(0) over tasks end as a
+  // single-process run does, and under SSP each key applies every gradient once.
+  for (const char* mode : {"bsp", "epsp:0", "ssp:2"}) {
+    const std::string name = mode[0] == 'b'   ? "BspWithRelaysEqualsASingleProcessRun"
+                             : mode[0] == 'e' ? "EpspZeroWithRelaysEqualsASingleProcessRun"
+                                              : "RelaysUnderSspLoseNoUpdate";
+    TrainingCase relayed{name, mode, {}};
+    relayed.options.relays = 8;
+    relayed.options.check_reference = mode[0] != 's';
+    relayed.options.tasks_per_worker = mode[0] == 'e' ? 8 : 0;
+    relayed.options.slow_worker = 0;
+    relayed.options.slow_ms = 4;
+    cases.push_back(relayed);
+  }
   for (const char* mode : {"asp", "ssp:2"}) {
     TrainingCase moved{
         std::string("MigrationsLoseNoUpdate_") + (mode[0] == 'a' ? "asp" : "ssp"), mode, {}};
@@ -314,12 +329,18 @@ void CheckAppliedCounts(Session& session, ParameterServer& server, const Trainin
   const std::map<Key, ParameterServer::KeyStats> keys = server.Keys();
   std::vector<Key> held;
   const bool backup = SyncMode::Parse(session.config().sync).kind == SyncMode::Kind::kBackup;
+  int64_t pushes = 0, applied = 0;
   for (const auto& [key, stats] : keys) {
     held.push_back(key);
+    pushes += stats.pushes;
+    applied += stats.applied;
     if (!backup) {
       EXPECT_EQ(stats.applied, int64_t{session.num_workers()} * o.iterations)
           << "key " << key << " on server " << session.role_index();
     }
+  }
+  if (o.relays > 0 && !keys.empty()) {
+    EXPECT_LT(pushes, applied) << "no push to server " << session.role_index() << " was relayed";
   }
   if (owners) owners(session.role_index(), held);
 }
@@ -342,6 +363,21 @@ void MoveRanges(Session& session, const TrainingOptions& o) {
   }
 }
 
+// Relays on and off: a partner for one straggler, then for two, each ended, partners changing.
+void OrderRelays(Session& session, const TrainingOptions& o) {
+  RelayControl control(session);
+  const std::vector<std::pair<int, int>> orders =
+      session.num_workers() >= 3
+          ? std::vector<std::pair<int, int>>{{0, 1}, {2, 1}, {0, -1}, {2, -1},
+                                             {1, 0}, {2, 0}, {1, -1}, {2, -1}}
+          : std::vector<std::pair<int, int>>{{0, 1}, {0, -1}, {1, 0}, {1, -1}};
+  for (int i = 0; i < o.relays; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(o.relay_gap_ms));
+    const auto [straggler, partner] = orders[i % orders.size()];
+    control.Relay(straggler, partner);
+  }
+}
+
 }  // namespace
 
 void TrainSoftmax(Session& session, const TrainingOptions& options, const WorkerGather& gather,
@@ -360,6 +396,7 @@ void TrainSoftmax(Session& session, const TrainingOptions& options, const Worker
       control.Switch(SyncMode::Parse(options.switch_to));
     }
     if (options.migrations > 0 && session.num_servers() > 1) MoveRanges(session, options);
+    if (options.relays > 0) OrderRelays(session, options);
     session.Barrier(kAllNodes);
   }
 }

@@ -39,6 +39,11 @@ struct TrainingOptions {
   // slow worker sleeps slow_ms / tasks_per_worker per task it computes. A tensor of one counter
   // per task and clock checks that each was computed once; under epsp, that some moved.
   int tasks_per_worker = 0;
+  // STRET's relay: the scheduler orders this many relays on and off (RelayControl),
+  // relay_gap_ms apart, while the workers train. Every server then checks that some pushes
+  // carried several workers' gradients.
+  int relays = 0;
+  int relay_gap_ms = 10;
 };
 
 // What the in-process and the multi-process tests both run: softmax regression trained in

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "pacer/buffer.h"
 #include "pacer/detail/sharded_server.h"
@@ -36,6 +37,8 @@ struct SyncStamp {
   bool state = false;
   // Lowest version and completed clock over the servers' answers, written before completion.
   std::shared_ptr<ResponseStamp> answer;
+  // A push that carries other workers' gradients of its clock too (STRET's relay): their ranks.
+  std::vector<int> relayed;
 };
 
 struct Request {

@@ -9,7 +9,9 @@ namespace pacer {
 namespace {
 
 // Node-level commands whose sender awaits no answer.
-bool OneWay(proto::Command command) { return command != proto::TASK; }
+bool OneWay(proto::Command command) {
+  return command != proto::TASK && command != proto::RELAY_ORDER && command != proto::RELAY_START;
+}
 
 // Commands taken by Take, never by a KVServer.
 bool IsNodeLevel(proto::Command command) {
@@ -23,6 +25,11 @@ bool IsNodeLevel(proto::Command command) {
     case proto::HEARTBEAT:
     case proto::JOB_ABORT:
     case proto::WORKER_EXCLUDED:
+    case proto::RELAY_ORDER:
+    case proto::RELAY_START:
+    case proto::RELAY_STOP:
+    case proto::RELAY_GRADIENT:
+    case proto::RELAY_PARAMETERS:
       return true;
     default:
       return false;

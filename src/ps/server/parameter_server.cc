@@ -62,7 +62,7 @@ class ParameterShards {
       for (Key key : engine.Keys()) {
         const KeyStatus s = engine.Status(key);
         std::lock_guard<std::mutex> lock(mu);
-        all[key] = {s.version, s.applied, s.dropped};
+        all[key] = {s.version, s.applied, s.dropped, s.pushes};
       }
     });
     return all;

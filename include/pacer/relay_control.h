@@ -1,0 +1,33 @@
+#pragma once
+
+#include <memory>
+
+#include "pacer/session.h"
+
+namespace pacer {
+
+class RelayOrders;  // the scheduler's side of the orders (src/scheduler/)
+
+// The scheduler's handle on STRET's relays (STRAGGLERS.md section 6): a straggler whose links to
+// the servers are slow sends its gradients to a partner worker, which adds them to its own, pushes
+// once for both and forwards the parameters it pulls. Turning a relay on or off loses nothing and
+// doubles nothing: the two agree on the first clock relayed, and the servers count each worker a
+// relayed push carries.
+class RelayControl {
+ public:
+  explicit RelayControl(Session& session);  // on the scheduler
+  ~RelayControl();
+  RelayControl(const RelayControl&) = delete;
+  RelayControl& operator=(const RelayControl&) = delete;
+
+  // Worker `straggler` (role indices, as workers are numbered) sends its gradients through worker
+  // `partner` from its next iteration on, or to the servers again with partner -1. Returns once
+  // the straggler has taken the order. Throws Error naming the worker for an index outside the
+  // job or a partner that is the straggler itself, TimeoutError after timeout_s.
+  void Relay(int straggler, int partner);
+
+ private:
+  std::unique_ptr<RelayOrders> orders_;
+};
+
+}  // namespace pacer
