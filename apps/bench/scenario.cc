@@ -17,6 +17,7 @@
 #include <gflags/gflags.h>
 #include <mpi.h>
 #include <pacer/gradient_sync.h>
+#include <pacer/relay_control.h>
 #include <pacer/session.h>
 
 #include <algorithm>
@@ -63,6 +64,9 @@ DEFINE_double(momentum, 0, "momentum of the servers' SGD (state that moves with 
 DEFINE_int32(eval_every, 10, "iterations between worker 0's accuracy checks");
 DEFINE_int32(eval_samples, 2000, "test samples of the periodic checks (the final one uses all)");
 DEFINE_string(json, "", "write the summary here");
+DEFINE_string(relay, "",
+              "STRAGGLER:PARTNER (worker indices): the scheduler relays the straggler's gradients "
+              "through the partner from the start (STRET's relay, fixed)");
 DEFINE_string(data, pacer::examples::kFashionMnistDir, "Fashion-MNIST directory");
 
 namespace {
@@ -203,13 +207,28 @@ int Run(int argc, char** argv) {
   if (FLAGS_server_mb_s > 0) {
     config.inject.push_back("server:*:rate=" + std::to_string(FLAGS_server_mb_s) + "MB/s");
   }
+  int straggler = -1, partner = -1;
+  if (!FLAGS_relay.empty() &&
+      std::sscanf(FLAGS_relay.c_str(), "%d:%d", &straggler, &partner) != 2) {
+    throw std::invalid_argument("--relay=" + FLAGS_relay + ": expected STRAGGLER:PARTNER");
+  }
+  if (!FLAGS_relay.empty() && (straggler < 0 || partner < 0 || straggler >= job.workers ||
+                               partner >= job.workers || straggler == partner)) {
+    throw std::invalid_argument("--relay=" + FLAGS_relay + ": expected two different workers of " +
+                                std::to_string(job.workers));
+  }
   pacer::Session session(config);
-  return pacer::bench::RunRoles(session, [&](MPI_Comm workers) {
-    double accuracy = 0, time_to_target = -1;
-    WorkerLog log = Train(session, &accuracy, &time_to_target);
-    Summarize(session, log, workers, accuracy, time_to_target);
-    return 0;
-  });
+  return pacer::bench::RunRoles(
+      session,
+      [&](MPI_Comm workers) {
+        double accuracy = 0, time_to_target = -1;
+        WorkerLog log = Train(session, &accuracy, &time_to_target);
+        Summarize(session, log, workers, accuracy, time_to_target);
+        return 0;
+      },
+      [&] {
+        if (straggler >= 0) pacer::RelayControl(session).Relay(straggler, partner);
+      });
 }
 
 }  // namespace

@@ -8,7 +8,8 @@
 namespace pacer {
 namespace bench {
 
-int RunRoles(Session& session, const std::function<int(MPI_Comm workers)>& train) {
+int RunRoles(Session& session, const std::function<int(MPI_Comm workers)>& train,
+             const std::function<void()>& schedule) {
   int status = 0;
   MPI_Comm workers;
   MPI_Comm_split(MPI_COMM_WORLD, session.is_worker() ? 0 : MPI_UNDEFINED, session.rank(), &workers);
@@ -20,6 +21,7 @@ int RunRoles(Session& session, const std::function<int(MPI_Comm workers)>& train
     MPI_Comm_free(&workers);
     session.Finalize();
   } else {
+    if (schedule) schedule();
     session.Finalize();
   }
   // The app initialized MPI, so the session leaves it; it would wait for an excluded worker.

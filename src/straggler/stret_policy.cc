@@ -144,7 +144,8 @@ void StretPolicy::Relay(const StretObservation& o, std::vector<StretDecision>* o
     return it == o.peer_bandwidth.end() ? 0.0 : it->second;
   };
   std::vector<int> ready;
-  for (auto& [s, st] : stragglers_) {
+  for (auto& [straggler, st] : stragglers_) {
+    const int s = straggler;  // C++17 lambdas cannot capture a structured binding
     if (st.step != Step::kFlagged && st.step != Step::kProbing) continue;
     const bool measured =
         std::all_of(healthy.begin(), healthy.end(), [&](int p) { return peer(s, p) > 0; });

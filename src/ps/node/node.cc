@@ -71,6 +71,13 @@ Node::Node(const Config& config, JobSettings settings, const Roles& roles,
     dispatcher_.Hold(proto::ITERATION_REPORT);
     dispatcher_.Hold(proto::SERVER_REPORT);
   }
+  if (role() == Role::kWorker) {
+    // The scheduler's relay orders and a straggler's may come before this worker's GradientSync.
+    for (proto::Command command : {proto::RELAY_ORDER, proto::RELAY_START, proto::RELAY_STOP,
+                                   proto::RELAY_GRADIENT, proto::RELAY_PARAMETERS}) {
+      dispatcher_.Hold(command);
+    }
+  }
   if (rank() == 0 && (!settings_.faults.empty() || !config_.metrics.empty())) {
     // Specs name nodes by role index, metrics by rank too: say how they match.
     LOG(INFO) << "ranks: 0 is the scheduler; servers 0.." << roles.num_servers() - 1
