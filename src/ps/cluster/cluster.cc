@@ -265,6 +265,7 @@ void Cluster::OnBarrier(const Message& msg) {
       return;
     }
   }
+  if (!failure().empty()) return;  // each rank ends its barrier on its own abort
   std::unique_lock<std::mutex> lock(barrier_mu_);
   barrier_arrivals_[group].push_back(sender);
   ReleaseIfComplete(group, lock);
@@ -297,6 +298,9 @@ void Cluster::Barrier(int group, std::optional<std::chrono::milliseconds> timeou
     throw Error(StrCat("rank ", rank_, " (a ", RoleName(role()),
                        ") cannot enter a barrier of group ", GroupName(group)));
   }
+  // A failed job's arrivals would still count on a scheduler that has not yet heard of the
+  // failure, and could release a rank that has not either into a collective stop.
+  if (const std::string why = failure(); !why.empty()) throw LostRankError(why);
   int64_t target;
   {
     std::lock_guard<std::mutex> lock(barrier_mu_);
