@@ -16,6 +16,7 @@
 // --target-acc, bytes moved and worker-seconds.
 #include <gflags/gflags.h>
 #include <mpi.h>
+#include <pacer/error.h>
 #include <pacer/gradient_sync.h>
 #include <pacer/relay_control.h>
 #include <pacer/session.h>
@@ -208,14 +209,18 @@ int Run(int argc, char** argv) {
     config.inject.push_back("server:*:rate=" + std::to_string(FLAGS_server_mb_s) + "MB/s");
   }
   int straggler = -1, partner = -1;
-  if (!FLAGS_relay.empty() &&
-      std::sscanf(FLAGS_relay.c_str(), "%d:%d", &straggler, &partner) != 2) {
-    throw std::invalid_argument("--relay=" + FLAGS_relay + ": expected STRAGGLER:PARTNER");
-  }
-  if (!FLAGS_relay.empty() && (straggler < 0 || partner < 0 || straggler >= job.workers ||
-                               partner >= job.workers || straggler == partner)) {
-    throw std::invalid_argument("--relay=" + FLAGS_relay + ": expected two different workers of " +
-                                std::to_string(job.workers));
+  if (!FLAGS_relay.empty()) {
+    int used = 0;
+    if (std::sscanf(FLAGS_relay.c_str(), "%d:%d%n", &straggler, &partner, &used) != 2 ||
+        used != static_cast<int>(FLAGS_relay.size()) || partner < 0) {
+      throw std::invalid_argument("--relay=" + FLAGS_relay +
+                                  ": expected STRAGGLER:PARTNER, two worker indices");
+    }
+    try {
+      pacer::RelayControl::Check(straggler, partner, job.workers);
+    } catch (const pacer::Error& e) {
+      throw std::invalid_argument("--relay=" + FLAGS_relay + ": " + e.what());
+    }
   }
   pacer::Session session(config);
   return pacer::bench::RunRoles(

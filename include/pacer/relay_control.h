@@ -26,6 +26,10 @@ class RelayControl {
   // job or a partner that is the straggler itself, TimeoutError after timeout_s.
   void Relay(int straggler, int partner);
 
+  // What Relay refuses, checked without a job (a flag, before its Session starts): throws Error
+  // naming the worker.
+  static void Check(int straggler, int partner, int num_workers);
+
  private:
   std::unique_ptr<RelayOrders> orders_;
 };

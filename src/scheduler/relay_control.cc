@@ -15,18 +15,7 @@ class RelayOrders {
       : node_(node), channel_(node.cluster(), node.dispatcher(), node.config().timeout_s) {}
 
   void Relay(int straggler, int partner) {
-    const int workers = node_.roles().num_workers();
-    if (straggler < 0 || straggler >= workers) {
-      throw Error(StrCat("a relay order for worker ", straggler, ", but the job has ", workers,
-                         " workers"));
-    }
-    if (partner < -1 || partner >= workers) {
-      throw Error(StrCat("worker ", straggler, " ordered to relay through worker ", partner,
-                         ", but the job has ", workers, " workers"));
-    }
-    if (partner == straggler) {
-      throw Error(StrCat("worker ", straggler, " ordered to relay through itself"));
-    }
+    RelayControl::Check(straggler, partner, node_.roles().num_workers());
     std::lock_guard<std::mutex> control(node_.control_mutex());
     Message order = channel_.Request(proto::RELAY_ORDER, node_.rank(), 0, channel_.Begin(1));
     order.meta.set_relay_partner(partner < 0 ? -1 : node_.roles().WorkerRank(partner));
@@ -51,5 +40,19 @@ RelayControl::RelayControl(Session& session) {
 RelayControl::~RelayControl() = default;
 
 void RelayControl::Relay(int straggler, int partner) { orders_->Relay(straggler, partner); }
+
+void RelayControl::Check(int straggler, int partner, int num_workers) {
+  if (straggler < 0 || straggler >= num_workers) {
+    throw Error(StrCat("a relay order for worker ", straggler, ", but the job has ", num_workers,
+                       " workers"));
+  }
+  if (partner < -1 || partner >= num_workers) {
+    throw Error(StrCat("worker ", straggler, " ordered to relay through worker ", partner,
+                       ", but the job has ", num_workers, " workers"));
+  }
+  if (partner == straggler) {
+    throw Error(StrCat("worker ", straggler, " ordered to relay through itself"));
+  }
+}
 
 }  // namespace pacer

@@ -265,7 +265,6 @@ void Cluster::OnBarrier(const Message& msg) {
       return;
     }
   }
-  if (!failure().empty()) return;  // each rank ends its barrier on its own abort
   std::unique_lock<std::mutex> lock(barrier_mu_);
   barrier_arrivals_[group].push_back(sender);
   ReleaseIfComplete(group, lock);
@@ -273,6 +272,9 @@ void Cluster::OnBarrier(const Message& msg) {
 
 void Cluster::ReleaseIfComplete(int group, std::unique_lock<std::mutex>& barrier_lock) {
   std::vector<int> release;
+  // A failed job releases no barrier: a rank that has not yet heard of the failure would leave it
+  // for a collective stop that the others never join. Each rank's own abort ends its wait.
+  if (!failure().empty()) return;
   std::vector<int>& arrived = barrier_arrivals_[group];
   if (arrived.empty() || static_cast<int>(arrived.size()) < GroupSize(group)) return;
   release.swap(arrived);
@@ -298,8 +300,8 @@ void Cluster::Barrier(int group, std::optional<std::chrono::milliseconds> timeou
     throw Error(StrCat("rank ", rank_, " (a ", RoleName(role()),
                        ") cannot enter a barrier of group ", GroupName(group)));
   }
-  // A failed job's arrivals would still count on a scheduler that has not yet heard of the
-  // failure, and could release a rank that has not either into a collective stop.
+  // A failed rank sends no arrival: a scheduler that has not yet heard of the failure would count
+  // it and could release the others.
   if (const std::string why = failure(); !why.empty()) throw LostRankError(why);
   int64_t target;
   {
