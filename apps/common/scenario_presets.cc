@@ -26,15 +26,16 @@ void Cap(const std::string& a, const std::string& b, double bytes_per_s,
 }  // namespace
 
 std::vector<std::string> ScenarioInjects(const std::string& scenario, const JobShape& job) {
-  const bool s3 = scenario == "S3" || scenario == "S3-all";
+  const bool s3 = scenario == "S3" || scenario == "S3-all" || scenario == "S3-two";
+  const int slow_links = scenario == "S3-two" ? 2 : 1;  // the workers whose server links are slow
   const double rate =
       job.link_bytes_per_s > 0 ? job.link_bytes_per_s : (s3 ? kDefaultS3LinkBytesPerSecond : 0);
   std::vector<std::string> specs;
   if (rate > 0) {
     for (int w = 0; w < job.workers; ++w) {
       for (int s = 0; s < job.servers; ++s) {
-        Cap("w" + std::to_string(w), "s" + std::to_string(s), s3 && w == 0 ? rate / 4 : rate,
-            &specs);
+        Cap("w" + std::to_string(w), "s" + std::to_string(s),
+            s3 && w < slow_links ? rate / 4 : rate, &specs);
       }
     }
   }
@@ -51,7 +52,7 @@ std::vector<std::string> ScenarioInjects(const std::string& scenario, const JobS
   else if (scenario == "S5")
     specs.push_back("worker:0:compute=3x@period=200:50");
   else
-    throw std::invalid_argument("--scenario=" + scenario + ": expected S1 to S6 or S3-all");
+    throw std::invalid_argument("--scenario=" + scenario + ": expected S1 to S6, S3-all or S3-two");
   return specs;
 }
 
@@ -59,6 +60,11 @@ void ApplyPolicy(const std::string& policy, Config* config) {
   if (policy == "sas") {
     config->sync = "bsp";
     config->balance = "sas";
+    return;
+  }
+  if (policy == "stret") {
+    config->sync = "bsp";
+    config->comm_policy = "stret";
     return;
   }
   try {

@@ -18,12 +18,14 @@ struct JobShape {
 // The reference scenarios of STRAGGLERS.md section 9 as --inject specs: worker 0 (or server 0) is
 // the one slowed. S3 caps worker 0's links to and from every server at a quarter of the others'
 // rate and leaves the links between workers open (a relay can help); S3-all also caps worker 0's
-// links to the other workers (it cannot). S4 slows server 0 to a third of its service rate in the
-// window. Throws std::invalid_argument for an unknown name.
+// links to the other workers (it cannot); S3-two slows workers 0 and 1 as S3 slows worker 0. S4
+// slows server 0 to a third of its service rate in the window. Throws std::invalid_argument for an
+// unknown name.
 std::vector<std::string> ScenarioInjects(const std::string& scenario, const JobShape& job);
 
 // Sets a policy's options: a baseline's --sync mode (they are the same words), or sas: BSP with
-// --balance=sas. Throws std::invalid_argument for a policy this build does not know.
+// --balance=sas, or stret: BSP with --comm_policy=stret. Throws std::invalid_argument for a policy
+// this build does not know.
 void ApplyPolicy(const std::string& policy, Config* config);
 
 }  // namespace bench

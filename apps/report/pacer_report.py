@@ -5,7 +5,8 @@ Usage: pacer-report METRICS.jsonl -o report.png
 
 Draws each worker's compute and iteration times over the run (a straggler stands out in the
 first: under BSP every worker's iteration takes as long as the slowest's), marks every detection
-where it happened (one line style per kind; clears faint), and prints a per-worker summary table,
+where it happened (one line style per kind; clears faint) and STRET's relays as bands over the
+iteration times, and prints a per-worker summary table,
 also drawn under the plots. Uses Debian's python3-matplotlib.
 """
 import argparse
@@ -45,20 +46,38 @@ def iteration_times(records):
             for a, b in zip(records, records[1:])]
 
 
+def relay_spans(decisions, end_s):
+    """(straggler, partner, start s, end s) of each relay STRET ordered."""
+    spans, open_relays = [], {}
+    for d in decisions:
+        if d.get("policy") != "stret" or d["action"] != "order":
+            continue
+        straggler = d["target_index"]
+        if straggler in open_relays:
+            partner, begin = open_relays.pop(straggler)
+            spans.append((straggler, partner, begin, d["t_s"]))
+        if d["kind"] == "relay":
+            open_relays[straggler] = (d["partner_index"], d["t_s"])
+    spans += [(s, p, begin, end_s) for s, (p, begin) in open_relays.items()]
+    return spans
+
+
 def summary(iters, decisions):
     rows = []
     for index, records in sorted(iters.items()):
         times = [ms for _, ms in iteration_times(records)] or [0]
         flags = [d for d in decisions if d["target_index"] == index and d["action"] == "flag"
                  and d["kind"] != "server"]
+        partners = sorted({p for s, p, _, _ in relay_spans(decisions, 0) if s == index})
         kinds = sorted({d["kind"] for d in flags})
         rows.append([f"worker {index} (rank {records[0]['rank']})", f"{len(records)}",
                      f"{statistics.median(times):.1f}",
                      f"{statistics.median(r['t_comp_ms'] for r in records):.1f}",
                      f"{statistics.median(r['t_wait_ms'] for r in records):.1f}",
-                     f"{len(flags)}", ", ".join(kinds) or "-"])
+                     f"{len(flags)}", ", ".join(kinds) or "-",
+                     ", ".join(f"worker {p}" for p in partners) or "-"])
     return ["node", "iterations", "iteration ms (p50)", "compute ms (p50)", "wait ms (p50)",
-            "flags", "kinds"], rows
+            "flags", "kinds", "relayed through"], rows
 
 
 def main():
@@ -84,7 +103,7 @@ def main():
               "predicted": ":"}
     seen = set()
     for d in decisions:
-        if d["kind"] in ("server", "migration"):
+        if d["kind"] in ("server", "migration") or d.get("policy") == "stret":
             continue
         label = f"{d['action']} worker {d['target_index']}: {d['kind']} (iteration {d['iter']})"
         key = (d["action"], d["target_index"], d["kind"])
@@ -94,6 +113,12 @@ def main():
                          alpha=0.9 if d["action"] == "flag" else 0.3,
                          label=None if key in seen or axis is iteration else label)
         seen.add(key)
+    # STRET's relays: a band over the iteration times while a straggler's gradients went through
+    # its partner.
+    end_s = max((r["t_start_s"] for records in iters.values() for r in records), default=0)
+    for straggler, partner, begin, end in relay_spans(decisions, end_s):
+        iteration.axvspan(begin, end, color=colors.get(straggler, "gray"), alpha=0.12,
+                          label=f"worker {straggler} relayed through worker {partner}")
     compute.set_ylabel("compute time (ms)")
     compute.set_title(f"{args.metrics}: per-worker times; vertical lines: detections")
     iteration.set_ylabel("iteration time (ms)")

@@ -69,6 +69,17 @@ struct Config {
   // measured service time per byte makes them stragglers (STRAGGLERS.md section 3), and back when
   // they recover; "none" (the default): ranges stay where they start.
   std::string balance = "none";
+  // --comm_policy: the scheduler's answer to communication stragglers. "stret": STRET's relay
+  // through a partner worker chosen by probed bandwidth (STRAGGLERS.md section 6); "none" (the
+  // default): a slow link stays the straggler's.
+  std::string comm_policy = "none";
+  // --relays_per_partner: under stret, the stragglers one partner may relay for at once.
+  int relays_per_partner = 1;
+  // --withhold_every, --withhold_threshold: under stret, every this many iterations a straggler
+  // no relay helped has its gradients withheld while training gains less than the threshold, in
+  // accuracy points per iteration (as the application reports it: GradientSync::ReportAccuracy).
+  int withhold_every = 100;
+  double withhold_threshold = 0.01;
   // --server_bandwidth: servers' known capacity (a NIC's rate, say), as RATE for every server or
   // RATE,RATE,... one per server, like 1.25GB/s. SAS then judges a server by the worse of its
   // measured service rate and this one. Empty: measured only.

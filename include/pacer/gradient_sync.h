@@ -132,6 +132,10 @@ class GradientSync {
   // different batch size sets its share. With tasks, the tasks computed set it.
   void set_weight(double weight);
   double weight() const;
+  // The model's test accuracy (0 to 1) where the application measured it: the scheduler's
+  // policies judge training's progress by it (STRET withholds a straggler's gradients where
+  // training gains too little per iteration). It travels with the next iteration report.
+  void ReportAccuracy(double accuracy);
   const IterationStats& last_iteration() const;
 
  private:

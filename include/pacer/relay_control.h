@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "pacer/session.h"
 
@@ -25,6 +27,18 @@ class RelayControl {
   // the straggler has taken the order. Throws Error naming the worker for an index outside the
   // job or a partner that is the straggler itself, TimeoutError after timeout_s.
   void Relay(int straggler, int partner);
+
+  // Worker `worker` probes its link to each other worker at the start of its next iteration,
+  // `bytes` each way, and the answer is each link's round-trip bytes per second, by worker index
+  // (0 for itself and for a probe that did not come back within a few seconds). Throws Error
+  // naming the worker for an index outside the job or a size past 16 MiB, TimeoutError after
+  // timeout_s.
+  std::vector<double> Probe(int worker, int64_t bytes);
+
+  // Worker `worker` withholds its gradients from its next iteration on (STRET's WITHHOLD: its
+  // pushes carry weight 0, so updates average over the others, and it still pulls), or sends them
+  // again with `withhold` false. Ends a relay of its own. Throws as Relay does.
+  void Withhold(int worker, bool withhold);
 
   // What Relay refuses, checked without a job (a flag, before its Session starts): throws Error
   // naming the worker.

@@ -151,6 +151,20 @@ DEFINE_int32(migrate_every, pacer::EnvInt("PACER_MIGRATE_EVERY", pacer::kDefault
 DEFINE_string(balance, pacer::EnvString("PACER_BALANCE", pacer::kDefaults.balance.c_str()),
               "server load balancing: none, or sas (move key ranges off slow servers)");
 
+DEFINE_string(comm_policy,
+              pacer::EnvString("PACER_COMM_POLICY", pacer::kDefaults.comm_policy.c_str()),
+              "communication stragglers: none, or stret (relay a slow link's gradients through a "
+              "partner worker)");
+
+DEFINE_int32(relays_per_partner,
+             pacer::EnvInt("PACER_RELAYS_PER_PARTNER", pacer::kDefaults.relays_per_partner),
+             "stret: the stragglers one partner may relay for at once");
+DEFINE_int32(withhold_every, pacer::EnvInt("PACER_WITHHOLD_EVERY", pacer::kDefaults.withhold_every),
+             "stret: iterations between the progress checks that may withhold a straggler");
+DEFINE_double(withhold_threshold,
+              pacer::EnvDouble("PACER_WITHHOLD_THRESHOLD", pacer::kDefaults.withhold_threshold),
+              "stret: accuracy points per iteration below which a straggler is withheld");
+
 DEFINE_string(server_bandwidth, pacer::EnvString("PACER_SERVER_BANDWIDTH", ""),
               "servers' known capacity for SAS: RATE for all, or RATE,RATE,... one per server");
 
@@ -214,6 +228,10 @@ Config Config::FromFlags() {
   c.server_report_ms = FLAGS_server_report_ms;
   c.migrate_every = FLAGS_migrate_every;
   c.balance = FLAGS_balance;
+  c.comm_policy = FLAGS_comm_policy;
+  c.relays_per_partner = FLAGS_relays_per_partner;
+  c.withhold_every = FLAGS_withhold_every;
+  c.withhold_threshold = FLAGS_withhold_threshold;
   c.server_bandwidth = FLAGS_server_bandwidth;
   c.straggler_floor_ms = FLAGS_straggler_floor_ms;
   c.heartbeat_timeout_s = FLAGS_heartbeat_timeout_s;

@@ -99,6 +99,18 @@ void MetricsLog::Migration(const char* policy, int64_t iteration, double t_s,
       true);
 }
 
+void MetricsLog::Stret(int64_t iteration, double t_s, int rank, int partner_rank,
+                       const straggler::StretDecision& d, const char* action,
+                       const std::string& detail) {
+  if (!enabled()) return;
+  Write(Format("{\"type\":\"decision\",\"iter\":%lld,\"t_s\":%.6f,\"policy\":\"stret\","
+               "\"target_rank\":%d,\"target_index\":%d,\"kind\":\"%s\",\"action\":\"%s\","
+               "\"partner_rank\":%d,\"partner_index\":%d,\"detail\":\"%s\"}\n",
+               static_cast<long long>(iteration), t_s, rank, d.straggler,
+               straggler::StretKindName(d.kind), action, partner_rank, d.partner, detail.c_str()),
+        true);
+}
+
 void MetricsLog::Exclusion(double t_s, int rank, int index, const std::string& why) {
   if (!enabled()) return;
   Write(Format("{\"type\":\"decision\",\"iter\":%lld,\"t_s\":%.6f,\"policy\":\"liveness\","

@@ -11,6 +11,7 @@
 #include "scheduler/telemetry_intake.h"
 #include "straggler/detector.h"
 #include "straggler/sas_policy.h"
+#include "straggler/stret_policy.h"
 
 namespace pacer {
 
@@ -35,6 +36,10 @@ class MetricsLog : public TelemetryObserver {
   // A range moved, ordered by `policy` at `iteration`.
   void Migration(const char* policy, int64_t iteration, double t_s,
                  const MigrationControl::Move& move);
+  // A STRET decision about worker `rank` (its partner's rank, or -1): `action` "order" when
+  // ordered, "done" with what a probe measured, "failed" with why not.
+  void Stret(int64_t iteration, double t_s, int rank, int partner_rank,
+             const straggler::StretDecision& d, const char* action, const std::string& detail);
   // The job went on without worker `index` (rank `rank`), lost as `why` says, at the latest clock
   // a worker reported.
   void Exclusion(double t_s, int rank, int index, const std::string& why);

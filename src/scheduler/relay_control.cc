@@ -1,33 +1,10 @@
 #include "pacer/relay_control.h"
 
-#include <mutex>
-
 #include "common/str_cat.h"
 #include "pacer/error.h"
-#include "ps/cluster/control_channel.h"
-#include "ps/node/node.h"
+#include "scheduler/relay_orders.h"
 
 namespace pacer {
-
-class RelayOrders {
- public:
-  explicit RelayOrders(Node& node)
-      : node_(node), channel_(node.cluster(), node.dispatcher(), node.config().timeout_s) {}
-
-  void Relay(int straggler, int partner) {
-    RelayControl::Check(straggler, partner, node_.roles().num_workers());
-    std::lock_guard<std::mutex> control(node_.control_mutex());
-    Message order = channel_.Request(proto::RELAY_ORDER, node_.rank(), 0, channel_.Begin(1));
-    order.meta.set_relay_partner(partner < 0 ? -1 : node_.roles().WorkerRank(partner));
-    node_.transport().Send(node_.roles().WorkerRank(straggler), order, nullptr);
-    const proto::Meta answer = channel_.Wait(StrCat("ordering worker ", straggler, " to relay"))[0];
-    if (!answer.error().empty()) throw Error(answer.error());
-  }
-
- private:
-  Node& node_;
-  ControlChannel channel_;
-};
 
 RelayControl::RelayControl(Session& session) {
   if (!session.is_scheduler()) {
@@ -40,6 +17,12 @@ RelayControl::RelayControl(Session& session) {
 RelayControl::~RelayControl() = default;
 
 void RelayControl::Relay(int straggler, int partner) { orders_->Relay(straggler, partner); }
+
+void RelayControl::Withhold(int worker, bool withhold) { orders_->Withhold(worker, withhold); }
+
+std::vector<double> RelayControl::Probe(int worker, int64_t bytes) {
+  return orders_->Probe(worker, bytes);
+}
 
 void RelayControl::Check(int straggler, int partner, int num_workers) {
   if (straggler < 0 || straggler >= num_workers) {

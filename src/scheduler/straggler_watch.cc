@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace pacer {
@@ -30,7 +31,9 @@ StragglerWatch::StragglerWatch(const Node& node, MetricsLog& metrics)
     : node_(node), metrics_(metrics), detector_(DetectorOptionsOf(node.config())) {}
 
 void StragglerWatch::OnIteration(int index, int rank, const IterationReport& r) {
-  detector_.Observe(straggler::WorkerIteration{index, r.iteration, r.compute_s, r.push_s});
+  const bool relayed = r.partner >= 0;
+  detector_.Observe(straggler::WorkerIteration{index, r.iteration, r.compute_s, r.push_s, relayed});
+  if (relayed) return;  // its busy time is not its own links' to predict from
   auto& predictor = predictors_[index];
   if (!predictor) {
     straggler::PredictorOptions options;
@@ -60,6 +63,15 @@ void StragglerWatch::OnBoundary(int64_t iteration) {
     if (!now.count({index, kind})) Decide(iteration, {kind, index, 1.0}, "clear");
   }
   flagged_ = std::move(now);
+}
+
+std::set<int> StragglerWatch::FlaggedWorkers(
+    std::initializer_list<straggler::Detection::Kind> kinds) const {
+  std::set<int> workers;
+  for (const auto& [index, kind] : flagged_) {
+    if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) workers.insert(index);
+  }
+  return workers;
 }
 
 void StragglerWatch::Decide(int64_t iteration, const straggler::Detection& d, const char* action) {

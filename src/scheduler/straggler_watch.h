@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <set>
@@ -24,6 +25,10 @@ class StragglerWatch : public TelemetryObserver {
   void OnIteration(int index, int rank, const IterationReport& report) override;
   void OnServerReport(int index, int rank, const ServerReport& report) override;
   void OnBoundary(int64_t iteration) override;
+
+  // The workers flagged at the last boundary as one of `kinds`, by index (read from another
+  // observer's OnBoundary, which the intake runs after this one's).
+  std::set<int> FlaggedWorkers(std::initializer_list<straggler::Detection::Kind> kinds) const;
 
  private:
   void Decide(int64_t iteration, const straggler::Detection& d, const char* action);

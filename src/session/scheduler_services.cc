@@ -11,6 +11,10 @@ SchedulerServices::SchedulerServices(Node& node)
     migration_orders_ = std::make_unique<MigrationOrders>(node, metrics_);
     observers.push_back(migration_orders_.get());
   }
+  if (StretOrders::Wanted(node)) {
+    stret_orders_ = std::make_unique<StretOrders>(node, metrics_, watch_);
+    observers.push_back(stret_orders_.get());  // after the watch: it reads the watch's flags
+  }
   intake_ = std::make_unique<TelemetryIntake>(node, std::move(observers));
   exclusions_ = node.cluster().WatchExclusions([this, &node](int rank, const std::string& why) {
     metrics_.Exclusion(node.cluster().SecondsSinceStart(), rank, node.roles().IndexOf(rank), why);
@@ -19,6 +23,7 @@ SchedulerServices::SchedulerServices(Node& node)
 
 void SchedulerServices::Stop() {
   if (migration_orders_) migration_orders_->Stop();
+  if (stret_orders_) stret_orders_->Stop();
 }
 
 }  // namespace pacer

@@ -6,13 +6,15 @@
 #include "scheduler/metrics_log.h"
 #include "scheduler/migration_orders.h"
 #include "scheduler/straggler_watch.h"
+#include "scheduler/stret_orders.h"
 #include "scheduler/task_authority.h"
 #include "scheduler/telemetry_intake.h"
 
 namespace pacer {
 
 // What the scheduler runs beside its node: the metrics log, the straggler watch over the job's
-// telemetry, the orders that move key ranges (SAS, --migrate_every) and the task authority of
+// telemetry, the orders that move key ranges (SAS, --migrate_every), STRET's relays
+// (--comm_policy=stret) and the task authority of
 // EPSP, put together here so that none of those layers knows the others.
 class SchedulerServices : public NodePart {
  public:
@@ -24,6 +26,7 @@ class SchedulerServices : public NodePart {
   MetricsLog metrics_;
   StragglerWatch watch_;
   std::unique_ptr<MigrationOrders> migration_orders_;  // where the job moves ranges
+  std::unique_ptr<StretOrders> stret_orders_;          // where it relays slow links
   TaskAuthority task_authority_;
   std::unique_ptr<TelemetryIntake> intake_;  // it stops feeding the others first
   std::shared_ptr<void> exclusions_;         // last: a worker lost, in the metrics log

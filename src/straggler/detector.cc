@@ -58,6 +58,12 @@ bool Detector::Judged(const std::deque<double>& values) const {
 
 void Detector::Observe(const WorkerIteration& w) {
   History& h = workers_[w.index];
+  if (w.relayed) {  // judged afresh once it pushes itself
+    h.busy.clear();
+    h.transfer.clear();
+    Push(&h.compute, w.compute_s);
+    return;
+  }
   Push(&h.busy, w.busy_s());
   Push(&h.compute, w.compute_s);
   Push(&h.transfer, w.transfer_s);
@@ -70,6 +76,7 @@ std::vector<Detection> Detector::Detect() const {
   const double inf = std::numeric_limits<double>::infinity();
   double fastest_busy = inf, fastest_compute = inf, fastest_transfer = inf;
   for (const auto& [index, h] : workers_) {
+    if (h.busy.empty()) continue;  // relayed
     fastest_busy = std::min(fastest_busy, Median(h.busy));
     fastest_compute = std::min(fastest_compute, Median(h.compute));
     fastest_transfer = std::min(fastest_transfer, Median(h.transfer));

@@ -17,6 +17,9 @@ struct WorkerIteration {
   int64_t iteration = 0;
   double compute_s = 0;
   double transfer_s = 0;  // pushing and pulling, not waiting for other workers
+  // Its gradients went through a relay partner (STRET): its transfer says nothing of its own links,
+  // so it is not judged (nor the fastest) until it pushes itself again.
+  bool relayed = false;
   double busy_s() const { return compute_s + transfer_s; }
 };
 

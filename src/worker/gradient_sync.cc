@@ -28,6 +28,7 @@ std::optional<Task> GradientSync::NextTask() { return iterations_->NextTask(); }
 int64_t GradientSync::clock() const { return iterations_->clock(); }
 void GradientSync::set_weight(double weight) { iterations_->set_weight(weight); }
 double GradientSync::weight() const { return iterations_->weight(); }
+void GradientSync::ReportAccuracy(double accuracy) { iterations_->ReportAccuracy(accuracy); }
 const IterationStats& GradientSync::last_iteration() const { return iterations_->last_iteration(); }
 
 }  // namespace pacer

@@ -49,10 +49,19 @@ int KeyRequests::Send(int u, detail::Operation op, int64_t clock, bool init, boo
   const size_t bytes = unit(u).count * sizeof(float);
   detail::Request request{op, Buffer(&layout_.units()[u].key, sizeof(Key)), {}, {}, {}, nullptr, 0,
                           {}};
-  request.sync = {clock, s.version, weight_ + s.carried_weight, init, after_own_push,
-                  false, nullptr};
+  // A withheld gradient: no values (a length of 0) and weight 0. A partner never withholds.
+  const bool withheld = op != detail::Operation::kPull && !init && relay_ != nullptr &&
+                        relay_->Withholds() && s.carried.empty();
+  request.sync.clock = clock;
+  request.sync.version = s.version;
+  request.sync.weight = withheld ? 0.0 : weight_ + s.carried_weight;
+  request.sync.init = init;
+  request.sync.after_own_push = after_own_push;
   if (op == detail::Operation::kPush) request.sync.relayed = s.carried;
-  if (op != detail::Operation::kPull) {
+  if (withheld) {
+    static constexpr int32_t kNoValues = 0;
+    request.lens = Buffer(&kNoValues, sizeof(kNoValues));
+  } else if (op != detail::Operation::kPull) {
     request.values = Buffer(s.send, bytes);
     traffic_.bytes_out += static_cast<int64_t>(bytes);
   }

@@ -55,9 +55,18 @@ void RelayLink::OnOrder(Message&& msg) {
     error = StrCat("worker rank ", node_.rank(), " ordered to relay through rank ", partner,
                    ", which is not a worker of this job (", roles.size(), " ranks)");
   }
+  if (msg.meta.withhold() && partner != -1) {
+    error = StrCat("worker rank ", node_.rank(),
+                   " ordered to withhold its gradients and to relay "
+                   "them through rank ",
+                   partner);
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (error.empty()) ordered_partner_ = partner;
+    if (error.empty()) {
+      ordered_partner_ = partner;
+      ordered_withhold_ = msg.meta.withhold();
+    }
   }
   Message reply = ReplyTo(msg.meta, node_.rank());
   reply.meta.set_error(error);
@@ -70,6 +79,7 @@ void RelayLink::BeginIteration(int64_t clock) {
     std::lock_guard<std::mutex> lock(mu_);
     ordered = ordered_partner_;
     current = partner_;
+    withholding_ = ordered_withhold_;
   }
   if (ordered == current) return;
   if (current >= 0) {
@@ -94,6 +104,11 @@ void RelayLink::BeginIteration(int64_t clock) {
   relay_from_ = answer.clock();
 }
 
+bool RelayLink::Withholds() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return withholding_;
+}
+
 int RelayLink::PartnerFor(int64_t clock) const {
   std::lock_guard<std::mutex> lock(mu_);
   return partner_ >= 0 && clock >= relay_from_ ? partner_ : -1;
@@ -104,7 +119,10 @@ void RelayLink::OnStart(Message&& msg) {
   Message reply = ReplyTo(msg.meta, node_.rank());
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (partner_ >= 0 || ordered_partner_ >= 0) {
+    if (withholding_ || ordered_withhold_) {
+      reply.meta.set_error(StrCat("worker rank ", node_.rank(), " cannot relay for rank ",
+                                  straggler, ": it withholds its gradients"));
+    } else if (partner_ >= 0 || ordered_partner_ >= 0) {
       reply.meta.set_error(StrCat("worker rank ", node_.rank(), " cannot relay for rank ",
                                   straggler, ": it sends its own gradients through rank ",
                                   std::max(partner_, ordered_partner_)));

@@ -30,8 +30,9 @@ class Node;
 // itself. The straggler asks (RELAY_START at the start of an iteration), and the partner answers
 // with the first clock whose pushes it has not begun; the straggler relays from there. It ends a
 // relay at the start of an iteration (RELAY_STOP), before it sends anything of that clock, so
-// every gradient the partner waits for comes or is known not to. Every wait has the session's
-// deadline and ends when the job fails or the peer is excluded.
+// every gradient the partner waits for comes or is known not to. The scheduler may also order a
+// worker to withhold its gradients (from its next iteration), which a partner never does. Every
+// wait has the session's deadline and ends when the job fails or the peer is excluded.
 class RelayLink {
  public:
   explicit RelayLink(Node& node);
@@ -44,6 +45,10 @@ class RelayLink {
   void BeginIteration(int64_t clock);
   // The partner this worker's gradients of `clock` go through, or -1: to the servers.
   int PartnerFor(int64_t clock) const;
+  // Whether this iteration's gradients are withheld (STRET's WITHHOLD, as last ordered when the
+  // iteration began): pushes carry no values and weight 0, so the worker leaves the updates and
+  // still resolves its clocks and pulls.
+  bool Withholds() const;
   void SendGradient(int64_t clock, int unit, Key key, const float* values, size_t count,
                     double weight);
   // Waits for the parameters the partner pulled for unit `unit` of `clock` and copies them to
@@ -97,6 +102,8 @@ class RelayLink {
   std::string failure_;
   std::vector<int> excluded_;
   int ordered_partner_ = -1;  // as the scheduler last said
+  bool ordered_withhold_ = false;
+  bool withholding_ = false;  // this iteration
   int partner_ = -1;          // in force from relay_from_
   int64_t relay_from_ = 0;
   int64_t first_open_clock_ = 0;               // the first clock this worker has not pushed

@@ -123,6 +123,9 @@ void WorkerIterations::Report(const IterationStats& stats) {
   r.push_s = stats.push_s;
   r.pull_s = stats.pull_s;
   r.wait_s = stats.wait_s;
+  r.partner = relay_ ? relay_->PartnerFor(stats.clock) : -1;
+  r.accuracy = accuracy_;
+  accuracy_ = -1;
   NodeOf(session_).Report(r);
 }
 
@@ -131,6 +134,7 @@ void WorkerIterations::BeginIteration(int batch_size) {
   Broadcast();
   in_iteration_ = true;
   std::fill(pushed_.begin(), pushed_.end(), false);
+  if (probe_) probe_->BeginIteration();
   if (relay_) relay_->BeginIteration(clock_);
   requests_.StartIteration(clock_, weight_);
   if (tasks_) tasks_->Begin(clock_);

@@ -14,6 +14,7 @@
 #include "pacer/error.h"
 #include "pacer/gradient_sync.h"
 #include "worker/key_requests.h"
+#include "worker/link_probe.h"
 #include "worker/task_source.h"
 #include "worker/tensor_layout.h"
 
@@ -35,7 +36,10 @@ class WorkerIterations {
                 sizeof(float)),
         requests_(kv_, layout_, std::max(1, session.config().scheduling_credit)) {
     // The scheduler's relay orders are for the job's model, app 0's.
-    if (app_id == 0) relay_ = std::make_unique<RelayLink>(NodeOf(session));
+    if (app_id == 0) {
+      relay_ = std::make_unique<RelayLink>(NodeOf(session));
+      probe_ = std::make_unique<LinkProbe>(NodeOf(session));
+    }
     requests_.set_relay(relay_.get());
   }
 
@@ -72,6 +76,12 @@ class WorkerIterations {
     weight_ = weight;
   }
   double weight() const { return weight_; }
+  void ReportAccuracy(double accuracy) {
+    if (!(accuracy >= 0 && accuracy <= 1)) {
+      throw Error(StrCat("ReportAccuracy(", accuracy, "): an accuracy is between 0 and 1"));
+    }
+    accuracy_ = accuracy;
+  }
   const IterationStats& last_iteration() const { return last_; }
 
  private:
@@ -98,6 +108,7 @@ class WorkerIterations {
   const int app_id_;
   detail::RoutedClient kv_;
   std::unique_ptr<RelayLink> relay_;
+  std::unique_ptr<LinkProbe> probe_;  // STRET's probes of this worker's links to the others
   TensorLayout layout_;
   std::vector<float*> registered_;
   KeyRequests requests_;
@@ -110,6 +121,7 @@ class WorkerIterations {
   int64_t iterations_ = 0;
   int64_t clock_ = 0;
   double weight_ = 1;
+  double accuracy_ = -1;  // as last reported, for the next iteration report
   std::unique_ptr<TaskSource> tasks_;
   SteadyClock::time_point begin_, last_push_;
   SteadyClock::time_point compute_mark_;  // where the compute not yet slowed down began

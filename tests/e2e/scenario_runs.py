@@ -1,13 +1,14 @@
-"""Runs of the scenario harness (pacer-scenario) for the e2e checks: 7 ranks."""
+"""Runs of the scenario harness (pacer-scenario) for the e2e checks: 7 ranks unless told."""
 import json
 import os
 import subprocess
 import sys
 
 
-def run_harness(mpirun, harness, scenario, policy, args, timeout=600):
-    """Runs `scenario` under `policy` with `args`. Exits, printing the job's output, if it fails."""
-    command = [mpirun, "--oversubscribe", "-np", "7", harness, f"--scenario={scenario}",
+def run_harness(mpirun, harness, scenario, policy, args, timeout=600, np=7):
+    """Runs `scenario` under `policy` with `args` on `np` ranks. Exits, printing the job's output,
+    if it fails."""
+    command = [mpirun, "--oversubscribe", "-np", str(np), harness, f"--scenario={scenario}",
                f"--policy={policy}"] + args
     result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:

@@ -69,6 +69,34 @@ TEST(DetectorTest, ClassifiesCommunicationAndBoth) {
   EXPECT_EQ(found[1].kind, Detection::Kind::kBoth);
 }
 
+// A relayed worker's transfer goes to its partner: it is neither judged nor the fastest (which
+// would make every other worker look like a communication straggler), until it pushes itself
+// again and is judged afresh.
+TEST(DetectorTest, ARelayedWorkerIsNeitherJudgedNorTheFastest) {
+  Detector detector;
+  Telemetry telemetry(3);
+  for (int64_t i = 0; i < 5; ++i) {
+    for (int w = 0; w < 4; ++w) detector.Observe(telemetry.Next(w, i, 1, w == 0 ? 20 : 1));
+  }
+  std::vector<Detection> found = detector.Detect();
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].index, 0);
+  EXPECT_EQ(found[0].kind, Detection::Kind::kCommunication);
+  for (int64_t i = 5; i < 10; ++i) {
+    WorkerIteration relayed = telemetry.Next(0, i, 1, 0.01);  // a fast link to its partner
+    relayed.relayed = true;
+    detector.Observe(relayed);
+    for (int w = 1; w < 4; ++w) detector.Observe(telemetry.Next(w, i, 1, 1));
+    EXPECT_TRUE(detector.Detect().empty()) << "iteration " << i;
+  }
+  for (int64_t i = 10; i < 12; ++i) {  // its own slow link again: flagged by its second iteration
+    for (int w = 0; w < 4; ++w) detector.Observe(telemetry.Next(w, i, 1, w == 0 ? 20 : 1));
+  }
+  found = detector.Detect();
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].index, 0);
+}
+
 TEST(DetectorTest, NoiseAndLoneSlowIterationsFlagNobody) {
   Detector detector;
   Telemetry telemetry(3);

@@ -10,7 +10,8 @@ namespace {
 
 // Node-level commands whose sender awaits no answer.
 bool OneWay(proto::Command command) {
-  return command != proto::TASK && command != proto::RELAY_ORDER && command != proto::RELAY_START;
+  return command != proto::TASK && command != proto::RELAY_ORDER && command != proto::RELAY_START &&
+         command != proto::LINK_PROBE && command != proto::PROBE_ECHO;
 }
 
 // Commands taken by Take, never by a KVServer.
@@ -30,6 +31,8 @@ bool IsNodeLevel(proto::Command command) {
     case proto::RELAY_STOP:
     case proto::RELAY_GRADIENT:
     case proto::RELAY_PARAMETERS:
+    case proto::LINK_PROBE:
+    case proto::PROBE_ECHO:
       return true;
     default:
       return false;

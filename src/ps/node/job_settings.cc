@@ -72,6 +72,9 @@ void CheckNumbers(const Config& c) {
   ExpectAbove("predictor_window", c.predictor_window, 0);
   ExpectAbove("server_report_ms", c.server_report_ms, 0);
   ExpectAtLeast("migrate_every", c.migrate_every, 0);
+  ExpectAbove("relays_per_partner", c.relays_per_partner, 0);
+  ExpectAbove("withhold_every", c.withhold_every, 0);
+  ExpectAtLeast("withhold_threshold", c.withhold_threshold, 0.0);
   ExpectAbove("heartbeat_timeout_s", c.heartbeat_timeout_s, 0.0);
   const TransportTuning& t = c.tuning;
   ExpectAbove("max_inflight_bytes", t.max_inflight_bytes, int64_t{0});
@@ -115,6 +118,7 @@ JobSettings JobSettings::Check(const Config& config, const Roles& roles) {
   ExpectOneOf("transport", config.transport, {"auto", "ucx", "mpi"});
   ExpectOneOf("reduce_device", config.reduce_device, {"cpu", "cuda"});
   ExpectOneOf("balance", config.balance, {"none", "sas"});
+  ExpectOneOf("comm_policy", config.comm_policy, {"none", "stret"});
   ExpectOneOf("on_worker_loss", config.on_worker_loss, {"abort", "continue"});
   CheckNumbers(config);
   SyncMode::Parse(config.sync);

@@ -73,8 +73,9 @@ Node::Node(const Config& config, JobSettings settings, const Roles& roles,
   }
   if (role() == Role::kWorker) {
     // The scheduler's relay orders and a straggler's may come before this worker's GradientSync.
-    for (proto::Command command : {proto::RELAY_ORDER, proto::RELAY_START, proto::RELAY_STOP,
-                                   proto::RELAY_GRADIENT, proto::RELAY_PARAMETERS}) {
+    for (proto::Command command :
+         {proto::RELAY_ORDER, proto::RELAY_START, proto::RELAY_STOP, proto::RELAY_GRADIENT,
+          proto::RELAY_PARAMETERS, proto::LINK_PROBE, proto::PROBE_ECHO}) {
       dispatcher_.Hold(command);
     }
   }

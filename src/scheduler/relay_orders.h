@@ -1,0 +1,32 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ps/cluster/control_channel.h"
+#include "ps/node/node.h"
+
+namespace pacer {
+
+// The scheduler's orders to STRET's worker side (RelayLink, LinkProbe), behind RelayControl and
+// StretOrders. Each waits for its answer, under the node's control mutex (one order at a time).
+class RelayOrders {
+ public:
+  explicit RelayOrders(Node& node);
+
+  // As RelayControl::Relay and RelayControl::Probe.
+  void Relay(int straggler, int partner);
+  void Withhold(int worker, bool withhold);
+  std::vector<double> Probe(int worker, int64_t bytes);
+  // Ends the order under way, and every later one, with an Error (the job is ending).
+  void Cancel() { channel_.Cancel(); }
+
+ private:
+  // A RELAY_ORDER: through `partner` (-1: none), or withholding.
+  void Order(int worker, int partner, bool withhold);
+
+  Node& node_;
+  ControlChannel channel_;
+};
+
+}  // namespace pacer

@@ -1,0 +1,169 @@
+#include "scheduler/stret_orders.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <iterator>
+#include <sstream>
+
+#include "common/str_cat.h"
+#include "pacer/error.h"
+
+namespace pacer {
+namespace {
+
+straggler::StretOptions OptionsOf(const Config& c) {
+  straggler::StretOptions o;
+  o.relays_per_partner = c.relays_per_partner;
+  o.withhold_every = c.withhold_every;
+  o.withhold_threshold = c.withhold_threshold;
+  o.recovered_ratio = c.transfer_ratio;
+  return o;
+}
+
+double Median(std::deque<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+}  // namespace
+
+StretOrders::StretOrders(Node& node, MetricsLog& metrics, const StragglerWatch& watch)
+    : node_(node),
+      metrics_(metrics),
+      watch_(watch),
+      orders_(node),
+      policy_(OptionsOf(node.config())),
+      server_bandwidth_(node.roles().num_workers()),
+      thread_([this] { Run(); }) {}
+
+StretOrders::~StretOrders() { Stop(); }
+
+void StretOrders::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    queue_.clear();
+  }
+  orders_.Cancel();
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void StretOrders::OnIteration(int index, int rank, const IterationReport& r) {
+  if (r.accuracy >= 0) accuracy_[r.iteration] = r.accuracy;
+  // A relayed worker's traffic goes to its partner, which says nothing of its own link to the
+  // servers: its bandwidth stays as last measured.
+  if (policy_.PartnerOf(index) >= 0) return;
+  // The pushes' rate: a push is acknowledged once it reached its server, while a pull waits for
+  // the other workers (under BSP every worker's pull takes the straggler's time).
+  if (r.push_s <= 0 || r.bytes_out <= 0) return;
+  std::deque<double>& samples = server_bandwidth_[index];
+  samples.push_back(static_cast<double>(r.bytes_out) / r.push_s);
+  if (samples.size() > kSamples) samples.pop_front();
+}
+
+void StretOrders::OnBoundary(int64_t iteration) {
+  using Kind = straggler::Detection::Kind;
+  straggler::StretObservation o;
+  o.iteration = iteration;
+  o.num_workers = node_.roles().num_workers();
+  o.communication = watch_.FlaggedWorkers({Kind::kCommunication, Kind::kBoth});
+  o.compute = watch_.FlaggedWorkers({Kind::kCompute, Kind::kBoth});
+  for (const std::deque<double>& samples : server_bandwidth_) {
+    o.server_bandwidth.push_back(Median(samples));
+  }
+  // Points gained per iteration since the accuracy reported withhold_every iterations ago (or
+  // the first one reported, early in the job).
+  if (accuracy_.size() > 1) {
+    auto then = accuracy_.upper_bound(iteration - node_.config().withhold_every);
+    if (then != accuracy_.begin()) --then;
+    const auto now = std::prev(accuracy_.end());
+    if (now->first > then->first) {
+      o.progress =
+          100 * (now->second - then->second) / static_cast<double>(now->first - then->first);
+    }
+    accuracy_.erase(accuracy_.begin(), then);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    o.peer_bandwidth = peer_bandwidth_;
+  }
+  std::vector<straggler::StretDecision> decisions = policy_.Decide(o);
+  if (decisions.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (straggler::StretDecision& d : decisions) queue_.push_back({iteration, std::move(d)});
+  }
+  wake_.notify_all();
+}
+
+void StretOrders::Run() {
+  for (;;) {
+    Order order;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      order = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    Execute(order);
+  }
+}
+
+void StretOrders::Execute(const Order& order) {
+  using Kind = straggler::StretDecision::Kind;
+  const straggler::StretDecision& d = order.decision;
+  const int rank = RankOf(d.straggler);
+  const char* kind = straggler::StretKindName(d.kind);
+  LOG(INFO) << "iteration " << order.iteration << ": STRET " << kind << " worker " << d.straggler
+            << (d.partner >= 0 ? StrCat(" through worker ", d.partner) : std::string()) << ": "
+            << d.reason;
+  auto record = [&](const char* action, const std::string& detail) {
+    metrics_.Stret(order.iteration, node_.cluster().SecondsSinceStart(), rank, RankOf(d.partner), d,
+                   action, detail);
+  };
+  try {
+    switch (d.kind) {
+      case Kind::kProbe: {
+        const std::vector<double> bandwidth = orders_.Probe(d.straggler, kProbeBytes);
+        std::ostringstream detail;
+        std::lock_guard<std::mutex> lock(mu_);
+        for (int w = 0; w < static_cast<int>(bandwidth.size()); ++w) {
+          if (w == d.straggler) continue;
+          peer_bandwidth_[{std::min(w, d.straggler), std::max(w, d.straggler)}] = bandwidth[w];
+          detail << (detail.tellp() > 0 ? ", " : "") << "worker " << w << " " << bandwidth[w] / 1e6
+                 << " MB/s";
+        }
+        record("done", detail.str());
+        return;
+      }
+      case Kind::kRelay:
+        orders_.Relay(d.straggler, d.partner);
+        break;
+      case Kind::kEndRelay:
+        orders_.Relay(d.straggler, -1);
+        break;
+      case Kind::kWithhold:
+        orders_.Withhold(d.straggler, true);
+        break;
+      case Kind::kEndWithhold:
+        orders_.Withhold(d.straggler, false);
+        break;
+      case Kind::kBatchTune:
+        LOG(WARNING) << "STRET's " << kind << " is not carried out yet: worker " << d.straggler
+                     << " stays as it is";
+        record("not_carried_out", d.reason);
+        return;
+    }
+    record("order", d.reason);
+  } catch (const std::exception& e) {
+    LOG(WARNING) << "STRET " << kind << " of worker " << d.straggler << " failed: " << e.what();
+    record("failed", e.what());
+  }
+}
+
+}  // namespace pacer

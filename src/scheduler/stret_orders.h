@@ -1,0 +1,71 @@
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "ps/node/node.h"
+#include "scheduler/metrics_log.h"
+#include "scheduler/relay_orders.h"
+#include "scheduler/straggler_watch.h"
+#include "scheduler/telemetry_intake.h"
+#include "straggler/stret_policy.h"
+
+namespace pacer {
+
+// The scheduler's side of STRET (--comm_policy=stret, STRAGGLERS.md section 6): at every iteration
+// boundary it hands StretPolicy the communication stragglers the watch flagged, each worker's
+// bandwidth to the servers (from its reports) and the worker-to-worker bandwidths its probes
+// measured, and carries out the decisions: probes and relay orders, on a thread of its own, since
+// each waits for a worker's answer. Training's progress, for the withholding, is the accuracy the
+// application reports (GradientSync::ReportAccuracy). Every decision, and how it went, goes to the
+// log and the metrics log. The batch tuning is decided but not yet carried out (logged as such).
+class StretOrders : public TelemetryObserver {
+ public:
+  static bool Wanted(const Node& node) { return node.config().comm_policy == "stret"; }
+
+  StretOrders(Node& node, MetricsLog& metrics, const StragglerWatch& watch);
+  ~StretOrders() override;
+
+  void OnIteration(int index, int rank, const IterationReport& report) override;
+  void OnBoundary(int64_t iteration) override;
+  // Orders nothing more; an order under way ends at its deadline or with the job.
+  void Stop();
+
+  // Bytes each probe carries each way: enough that a link's time per message is small against its
+  // transfer time, little enough (a few hundred KB per peer, once) to leave training alone.
+  static constexpr int64_t kProbeBytes = 256 << 10;
+  // Iteration reports whose median is a worker's bandwidth to the servers.
+  static constexpr size_t kSamples = 5;
+
+ private:
+  struct Order {
+    int64_t iteration;
+    straggler::StretDecision decision;
+  };
+  void Run();
+  void Execute(const Order& order);
+  int RankOf(int worker) const { return worker < 0 ? -1 : node_.roles().WorkerRank(worker); }
+
+  Node& node_;
+  MetricsLog& metrics_;
+  const StragglerWatch& watch_;
+  RelayOrders orders_;
+  straggler::StretPolicy policy_;                     // the intake's thread only
+  std::vector<std::deque<double>> server_bandwidth_;  // per worker: its last kSamples reports
+  std::map<int64_t, double> accuracy_;  // by iteration: the accuracy a worker reported then
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<Order> queue_;
+  std::map<std::pair<int, int>, double> peer_bandwidth_;  // probed: (lower, higher) index
+  bool stopping_ = false;
+  std::thread thread_;  // last: it starts once the rest is in place
+};
+
+}  // namespace pacer

@@ -1,0 +1,82 @@
+#include "worker/link_probe.h"
+
+#include <glog/logging.h>
+
+#include <chrono>
+#include <vector>
+
+#include "common/str_cat.h"
+#include "pacer/error.h"
+#include "ps/node/node.h"
+
+namespace pacer {
+
+LinkProbe::LinkProbe(Node& node)
+    : node_(node), channel_(node.cluster(), node.dispatcher(), kProbeTimeoutS) {
+  node.dispatcher().Take(proto::LINK_PROBE, [this](Message&& msg) { OnOrder(std::move(msg)); });
+  node.dispatcher().Take(proto::PROBE_ECHO, [this](Message&& msg) { OnEcho(std::move(msg)); });
+}
+
+LinkProbe::~LinkProbe() {
+  node_.dispatcher().Take(proto::LINK_PROBE, nullptr);
+  node_.dispatcher().Take(proto::PROBE_ECHO, nullptr);
+}
+
+void LinkProbe::OnOrder(Message&& msg) {
+  const int64_t bytes = msg.meta.probe_bytes();
+  if (bytes < 1 || bytes > kMaxProbeBytes) {
+    Message reply = ReplyTo(msg.meta, node_.rank());
+    reply.meta.set_error(StrCat("worker rank ", node_.rank(), " asked for probes of ", bytes,
+                                " bytes: expected 1 to ", kMaxProbeBytes));
+    node_.cluster().SendOrLog(msg.meta.sender(), reply);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  order_ = msg.meta;
+}
+
+void LinkProbe::OnEcho(Message&& msg) {
+  Message reply = ReplyTo(msg.meta, node_.rank());
+  reply.keys = std::move(msg.keys);
+  reply.vals = std::move(msg.vals);
+  reply.meta.set_value_size(msg.meta.value_size());
+  node_.cluster().SendOrLog(msg.meta.sender(), reply);
+}
+
+void LinkProbe::BeginIteration() {
+  std::optional<proto::Meta> order;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    order.swap(order_);
+  }
+  if (!order) return;
+  const Roles& roles = node_.roles();
+  const size_t floats = static_cast<size_t>(order->probe_bytes() + 3) / sizeof(float);
+  const std::vector<float> payload(floats, 1.0f);
+  const Key key = 0;
+  Message reply = ReplyTo(*order, node_.rank());
+  for (int w = 0; w < roles.num_workers(); ++w) {
+    const int peer = roles.WorkerRank(w);
+    double bandwidth = 0;
+    if (peer != node_.rank()) {
+      Message probe = channel_.Request(proto::PROBE_ECHO, node_.rank(), 0, channel_.Begin(1));
+      probe.keys = Buffer::Copy(&key, sizeof(Key));
+      probe.vals.push_back(Buffer::Copy(payload.data(), floats * sizeof(float)));
+      probe.meta.set_value_size(sizeof(float));
+      const auto start = std::chrono::steady_clock::now();
+      node_.transport().Send(peer, probe, nullptr);
+      try {
+        channel_.Wait(StrCat("probing the link to worker rank ", peer));
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        bandwidth = 2.0 * static_cast<double>(floats * sizeof(float)) / std::max(s, 1e-9);
+      } catch (const TimeoutError& e) {
+        LOG(WARNING) << e.what();  // no bandwidth: this link is not a partner's
+      }
+    }
+    reply.meta.add_link_bandwidth(bandwidth);
+  }
+  node_.cluster().SendOrLog(order->sender(), reply);
+}
+
+}  // namespace pacer

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Communication stragglers under STRET (issue 31): probes and the hybrid relay.
+
+Usage: check_stret.py MPIRUN PACER_SCENARIO [--report=PACER_REPORT] [--bench] [--json=FILE]
+
+4 workers, 2 servers, softmax regression on Fashion-MNIST with a 1 MB model beside it (S3's
+default), every worker's links to the servers at 10 MB/s, 20 ms of emulated compute. S3 caps
+worker 0's links to the servers at a quarter of that; S3-all caps its links to the other workers
+too; S3-two (6 workers) caps workers 0 and 1's server links.
+
+The test (default) runs S3, S3-all and S6 under stret and S3 under bsp, and checks what does not
+depend on timing: in S3 the scheduler probes worker 0's links once it is flagged and relays it
+through another worker within 3 iterations of the flag, and the model is BSP's (final accuracy
+equal); in S3-all the probe finds no faster path, so nothing is relayed; in S6 STRET decides
+nothing. With --report, pacer-report's table of the S3 run names worker 0's partner.
+
+The benchmark (--bench, `make bench-stret`) measures the targets against t0, S6's BSP median
+iteration in the same run (S6 under bsp and stret twice each, alternated): S3 bsp >= 2.5 t0; S3
+stret <= 1.3 t0 once the relay is in place, within 3 iterations of the slowdown; S3-two stret
+gives each straggler its own partner and stays within 1.4 t0; S3-all stret within 3% of bsp; S6
+stret within 3% of bsp; S3 stret's accuracy within 0.5 points of S6 bsp's. It prints the
+worker-seconds to the target accuracy of bsp and stret in S3.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from scenario_runs import run_harness
+
+COMMON = ["--compute-ms=20", "--link-mb-s=10", "--model-mb=1", "--eval-every=5"]
+TARGET_ACC = 0.7
+TEST_ITERS, BENCH_ITERS = 30, 100
+WARMUP_ITERS = 3
+
+
+def run(mpirun, harness, scenario, policy, iters, tmp, workers=4):
+    name = f"{scenario}-{policy}".replace(":", "_")
+    metrics, summary_path = (os.path.join(tmp, name + ext) for ext in (".jsonl", ".json"))
+    run_harness(mpirun, harness, scenario, policy,
+                ["--servers", "2", f"--iters={iters}", f"--target-acc={TARGET_ACC}",
+                 f"--metrics={metrics}", f"--json={summary_path}"] + COMMON,
+                np=workers + 3)
+    with open(summary_path) as f:
+        summary = json.load(f)
+    with open(metrics) as f:
+        records = [json.loads(line) for line in f]
+    starts = sorted((r["iter"], r["t_start_s"]) for r in records
+                    if r["type"] == "iter" and r["index"] == 0)
+    summary["iters"] = [(i, starts[n + 1][1] - t) for n, (i, t) in enumerate(starts[:-1])]
+    summary["metrics"] = metrics
+    summary["stret"] = [r for r in records if r["type"] == "decision" and r["policy"] == "stret"]
+    summary["flags"] = [r for r in records if r["type"] == "decision" and
+                        r["policy"] == "detector" and r["action"] == "flag" and
+                        r["kind"] in ("communication", "both")]
+    print(f"{scenario:6s} {policy:5s} p50 {summary['iter_p50_ms']:7.2f} ms  accuracy "
+          f"{summary['accuracy']:.4f}  to {TARGET_ACC} {summary['time_to_target_s']} s  "
+          f"worker-s {summary['worker_seconds']}  STRET "
+          + ", ".join(f"{d['iter']}:{d['kind']}:{d['target_index']}->{d['partner_index']}"
+                      f":{d['action']}" for d in summary["stret"]), flush=True)
+    return summary
+
+
+def relays(summary):
+    return [d for d in summary["stret"] if d["kind"] == "relay" and d["action"] == "order"]
+
+
+def relay_failures(summary, stragglers):
+    """What is wrong with the relays of `summary` for each of `stragglers` (worker indices)."""
+    failures = []
+    ordered = relays(summary)
+    partners = {}
+    for s in stragglers:
+        flags = [f["iter"] for f in summary["flags"] if f["target_index"] == s]
+        mine = [d for d in ordered if d["target_index"] == s]
+        if not flags or not mine:
+            failures.append(f"{summary['scenario']}: worker {s} was flagged at {flags} and "
+                            f"relayed {len(mine)} times")
+            continue
+        if mine[0]["iter"] - flags[0] > 3:
+            failures.append(f"{summary['scenario']}: worker {s} flagged at iteration {flags[0]}, "
+                            f"relayed at {mine[0]['iter']}")
+        partners[s] = mine[0]["partner_index"]
+        if partners[s] in stragglers or partners[s] == s:
+            failures.append(f"{summary['scenario']}: worker {s} relayed through worker "
+                            f"{partners[s]}, a straggler")
+    if len(set(partners.values())) != len(partners):
+        failures.append(f"{summary['scenario']}: partners {partners} are not distinct")
+    return failures
+
+
+def check_test(s3_bsp, s3, s3_all, s6):
+    failures = relay_failures(s3, [0])
+    if not any(d["kind"] == "probe" and d["action"] == "done" and d["target_index"] == 0
+               for d in s3["stret"]):
+        failures.append("S3: worker 0's links were never probed")
+    if abs(s3["accuracy"] - s3_bsp["accuracy"]) > 0.002:
+        failures.append(f"S3: stret trained to {s3['accuracy']:.4f}, bsp to "
+                        f"{s3_bsp['accuracy']:.4f}: the relay changed the model")
+    if relays(s3_all):
+        failures.append(f"S3-all: relayed {relays(s3_all)} though no path is faster")
+    if s6["stret"]:
+        failures.append(f"S6: STRET decided {s6['stret']} without a straggler")
+    return failures
+
+
+def report_failures(report, summary):
+    """What pacer-report's table of `summary`'s run misses about worker 0's relay."""
+    partner = relays(summary)[0]["partner_index"] if relays(summary) else None
+    out = subprocess.run([report, summary["metrics"], "-o", summary["metrics"] + ".png"],
+                         capture_output=True, text=True, timeout=120)
+    row = next((line for line in out.stdout.splitlines() if line.startswith("worker 0 ")), "")
+    if out.returncode != 0 or not row.rstrip().endswith(f"worker {partner}"):
+        return [f"pacer-report's row for worker 0 does not name its partner, worker {partner}: "
+                f"{row!r} {out.stderr[-500:]}"]
+    return []
+
+
+def median_iteration(summary, after=WARMUP_ITERS):
+    return statistics.median(d for i, d in summary["iters"] if i >= after)
+
+
+def bench(mpirun, harness, tmp, json_path):
+    s6 = {"bsp": [], "stret": []}
+    for _ in range(2):
+        for policy in s6:
+            s6[policy].append(run(mpirun, harness, "S6", policy, BENCH_ITERS, tmp))
+    t0 = statistics.median(median_iteration(r) for r in s6["bsp"])
+    table = {(scenario, policy): run(mpirun, harness, scenario, policy, BENCH_ITERS, tmp)
+             for scenario in ("S3", "S3-all") for policy in ("bsp", "stret")}
+    table[("S3-two", "stret")] = run(mpirun, harness, "S3-two", "stret", BENCH_ITERS, tmp,
+                                     workers=6)
+    failures = relay_failures(table[("S3", "stret")], [0])
+    failures += relay_failures(table[("S3-two", "stret")], [0, 1])
+
+    def after_relay(summary):
+        ordered = relays(summary)
+        return median_iteration(summary, ordered[-1]["iter"] + 1 if ordered else 0)
+
+    rows = [("S6", "bsp", statistics.median(median_iteration(r) for r in s6["bsp"]) / t0),
+            ("S6", "stret", statistics.median(median_iteration(r) for r in s6["stret"]) / t0)]
+    rows += [(s, p, (after_relay(r) if p == "stret" else median_iteration(r)) / t0)
+             for (s, p), r in table.items()]
+    ratio = {(s, p): x for s, p, x in rows}
+    print(f"\nt0 = {t0:.2f} ms (S6 bsp, median iteration, median of 2 runs)\n")
+    print("| scenario | policy | median iteration | accuracy | worker-s to "
+          f"{TARGET_ACC} |")
+    print("|---|---|---|---|---|")
+    for s, p, x in rows:
+        r = s6[p][0] if s == "S6" else table[(s, p)]
+        to_target = (r["time_to_target_s"] * r["workers"]
+                     if r["time_to_target_s"] is not None else None)
+        print(f"| {s} | {p} | {x:.3f} t0 | {r['accuracy']:.4f} | {to_target} |")
+    limits = [(("S3", "bsp"), ">=", 2.5), (("S3", "stret"), "<=", 1.3),
+              (("S3-two", "stret"), "<=", 1.4), (("S6", "stret"), "<=", 1.03)]
+    for key, op, limit in limits:
+        if (op == ">=" and ratio[key] < limit) or (op == "<=" and ratio[key] > limit):
+            failures.append(f"{key[0]} {key[1]} is {ratio[key]:.3f} t0, not {op} {limit}")
+    all_slow = ratio[("S3-all", "stret")] / ratio[("S3-all", "bsp")]
+    if all_slow > 1.03:
+        failures.append(f"S3-all stret is {all_slow:.3f} x bsp, more than 3% worse")
+    gap = abs(table[("S3", "stret")]["accuracy"] - s6["bsp"][0]["accuracy"])
+    if gap > 0.005:
+        failures.append(f"S3 stret's accuracy is {100 * gap:.2f} points from S6 bsp's")
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"t0_ms": t0, "rows": [{"scenario": s, "policy": p, "t0": x}
+                                             for s, p, x in rows]}, f, indent=1)
+    return failures
+
+
+def main():
+    mpirun, harness = sys.argv[1], sys.argv[2]
+    option = {a.split("=", 1)[0]: a.split("=", 1)[1] for a in sys.argv[3:] if "=" in a}
+    json_path, report = option.get("--json"), option.get("--report")
+    with tempfile.TemporaryDirectory() as tmp:
+        if "--bench" in sys.argv[3:]:
+            failures = bench(mpirun, harness, tmp, json_path)
+        else:
+            runs = [run(mpirun, harness, s, p, TEST_ITERS, tmp)
+                    for s, p in (("S3", "bsp"), ("S3", "stret"), ("S3-all", "stret"),
+                                 ("S6", "stret"))]
+            failures = check_test(*runs)
+            if report:
+                failures += report_failures(report, runs[1])
+    if failures:
+        sys.exit("; ".join(failures))
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+// STRET's probes and relay orders from the scheduler (RelayControl) with every rank a thread: a
+// probe measures the links a shaped transport caps, and orders outside the job are refused with
+// errors that name the worker.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "../common/in_process_job.h"
+#include "pacer/error.h"
+#include "pacer/gradient_sync.h"
+#include "pacer/parameter_server.h"
+#include "pacer/relay_control.h"
+
+namespace pacer {
+namespace {
+
+constexpr double kCappedBytesPerS = 4e6;
+constexpr int64_t kProbeBytes = 256 << 10;
+
+std::string MessageOf(const std::function<void()>& order) {
+  try {
+    order();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Workers train a tiny model until the scheduler, done with its orders, names a last clock a few
+// past every worker's (BSP keeps them within one of each other, so each sees it in time).
+void TrainUntilReleased(Session& session, std::atomic<int64_t>& clock, std::atomic<int64_t>& last) {
+  std::vector<float> w(256), grad(256, 0.f);
+  GradientSync sync(session);
+  sync.Register("w", w.data(), w.size());
+  while (sync.clock() < last.load()) {
+    sync.BeginIteration(1);
+    sync.PushPull("w", grad.data(), w.data());
+    sync.EndIteration();
+    int64_t seen = clock.load();
+    while (seen < sync.clock() && !clock.compare_exchange_weak(seen, sync.clock())) {
+    }
+  }
+}
+
+// The scheduler's orders: probes of worker 0's capped link and of a free one, then orders that
+// name a worker outside the job, or the straggler as its own partner.
+void CheckOrders(Session& session) {
+  RelayControl control(session);
+  const std::vector<double> bandwidth = control.Probe(0, kProbeBytes);
+  ASSERT_EQ(bandwidth.size(), 3u);
+  EXPECT_EQ(bandwidth[0], 0);  // itself
+  // Round trip: 2 x 256 KiB over a capped way and a free one, so at most twice the cap (the
+  // shaper lets no message through early), and far below the free link to worker 2.
+  EXPECT_GT(bandwidth[1], 0);
+  EXPECT_LE(bandwidth[1], 2 * kCappedBytesPerS * 1.02);
+  EXPECT_GT(bandwidth[2], 5 * bandwidth[1]);
+  // The other way round the cap is on the echo.
+  const std::vector<double> from_one = control.Probe(1, kProbeBytes);
+  EXPECT_LE(from_one[0], 2 * kCappedBytesPerS * 1.02);
+  EXPECT_GT(from_one[2], 5 * from_one[0]);
+
+  EXPECT_EQ(MessageOf([&] { control.Probe(3, kProbeBytes); }),
+            "a probe of worker 3's links, but the job has 3 workers");
+  EXPECT_EQ(MessageOf([&] { control.Probe(-1, kProbeBytes); }),
+            "a probe of worker -1's links, but the job has 3 workers");
+  EXPECT_NE(MessageOf([&] { control.Probe(2, 0); }).find("asked for probes of 0 bytes"),
+            std::string::npos);
+  EXPECT_NE(MessageOf([&] {
+              control.Probe(2, int64_t{1} << 30);
+            }).find("asked for probes of 1073741824 bytes: expected 1 to 16777216"),
+            std::string::npos);
+  EXPECT_EQ(MessageOf([&] { control.Relay(1, 1); }), "worker 1 ordered to relay through itself");
+  EXPECT_EQ(MessageOf([&] { control.Relay(0, 3); }),
+            "worker 0 ordered to relay through worker 3, but the job has 3 workers");
+  EXPECT_EQ(MessageOf([&] { control.Relay(5, 1); }),
+            "a relay order for worker 5, but the job has 3 workers");
+}
+
+TEST(LinkProbeTest, MeasuresCappedLinksAndRefusesOrdersOutsideTheJob) {
+  Config config;
+  config.timeout_s = 60;
+  // Worker 0's link to worker 1 is capped (one way: the echo comes back at full speed).
+  config.inject = {"link:w0->w1:bw=4MB/s"};
+  std::atomic<int64_t> clock{0}, last{INT64_MAX};
+  testing::RunInProcessJob(1, 3, config, [&](Session& session) {
+    if (session.is_server()) {
+      ParameterServer server(session);
+      session.Barrier(kAllNodes);
+      return;
+    }
+    if (session.is_worker()) {
+      TrainUntilReleased(session, clock, last);
+      session.Barrier(kAllNodes);
+      return;
+    }
+    // Whatever the checks find, the workers stop a few clocks on.
+    struct Release {
+      std::atomic<int64_t>& clock;
+      std::atomic<int64_t>& last;
+      ~Release() { last = clock.load() + 5; }
+    };
+    {
+      Release release{clock, last};
+      CheckOrders(session);
+    }
+    session.Barrier(kAllNodes);
+  });
+}
+
+}  // namespace
+}  // namespace pacer
