@@ -18,15 +18,18 @@
 #include <mpi.h>
 #include <pacer/error.h>
 #include <pacer/gradient_sync.h>
+#include <pacer/parameter_server.h>
 #include <pacer/relay_control.h>
 #include <pacer/session.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <random>
 #include <string>
@@ -45,7 +48,7 @@
 DEFINE_string(scenario, "S6", "S1..S6, S3-all or S3-two (STRAGGLERS.md section 9)");
 DEFINE_double(link_mb_s, 0,
               "every worker's links to and from the servers in MB/s (0: unshaped; the S3 scenarios "
-              "default to 10), worker 0's at a quarter of it under S3 and S3-all, workers 0 and "
+              "default to 5), worker 0's at a quarter of it under S3 and S3-all, workers 0 and "
               "1's under S3-two");
 DEFINE_double(server_mb_s, 0,
               "every server's emulated service rate in MB/s of work (0: their own speed); S4 "
@@ -122,10 +125,13 @@ WorkerLog Train(pacer::Session& session, double* accuracy, double* time_to_targe
     log.tasks_transferred += static_cast<double>(s.tasks_transferred);
     log.total_s += s.total_s;
     log.bytes += static_cast<double>(s.bytes_out + s.bytes_in);
-    if (evaluator && *time_to_target < 0 && (i + 1) % FLAGS_eval_every == 0 &&
-        model.Accuracy(eval, w.data(), b.data()) >= FLAGS_target_acc) {
-      *time_to_target =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (evaluator && (i + 1) % FLAGS_eval_every == 0) {
+      const double accuracy_now = model.Accuracy(eval, w.data(), b.data());
+      sync.ReportAccuracy(accuracy_now);  // training's progress, for the scheduler's policies
+      if (*time_to_target < 0 && accuracy_now >= FLAGS_target_acc) {
+        *time_to_target =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      }
     }
   }
   // Asynchronous modes leave workers with different parameters: once all are done, fetch the
@@ -134,6 +140,24 @@ WorkerLog Train(pacer::Session& session, double* accuracy, double* time_to_targe
   sync.Fetch();
   if (evaluator) *accuracy = model.Accuracy(test, w.data(), b.data());
   return log;
+}
+
+// What a server's keys received: pushes (a relayed one carries several workers' gradients) and
+// gradients, per key (the least and the most), for the relay's counts.
+void PrintPushes(pacer::Session& session, pacer::ParameterServer& server) {
+  int64_t pushes[2] = {INT64_MAX, 0}, gradients[2] = {INT64_MAX, 0};
+  const std::map<pacer::Key, pacer::ParameterServer::KeyStats> keys = server.Keys();
+  for (const auto& [key, stats] : keys) {
+    pushes[0] = std::min(pushes[0], stats.pushes);
+    pushes[1] = std::max(pushes[1], stats.pushes);
+    gradients[0] = std::min(gradients[0], stats.applied + stats.dropped);
+    gradients[1] = std::max(gradients[1], stats.applied + stats.dropped);
+  }
+  if (keys.empty()) return;
+  std::printf("server %d: %zu keys, pushes per key %lld..%lld, gradients per key %lld..%lld\n",
+              session.role_index(), keys.size(), static_cast<long long>(pushes[0]),
+              static_cast<long long>(pushes[1]), static_cast<long long>(gradients[0]),
+              static_cast<long long>(gradients[1]));
 }
 
 void Summarize(pacer::Session& session, const WorkerLog& mine, MPI_Comm workers, double accuracy,
@@ -234,7 +258,8 @@ int Run(int argc, char** argv) {
       },
       [&] {
         if (straggler >= 0) pacer::RelayControl(session).Relay(straggler, partner);
-      });
+      },
+      [&](pacer::ParameterServer& server) { PrintPushes(session, server); });
 }
 
 }  // namespace

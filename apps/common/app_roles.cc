@@ -9,13 +9,15 @@ namespace pacer {
 namespace bench {
 
 int RunRoles(Session& session, const std::function<int(MPI_Comm workers)>& train,
-             const std::function<void()>& schedule) {
+             const std::function<void()>& schedule,
+             const std::function<void(ParameterServer&)>& served) {
   int status = 0;
   MPI_Comm workers;
   MPI_Comm_split(MPI_COMM_WORLD, session.is_worker() ? 0 : MPI_UNDEFINED, session.rank(), &workers);
   if (session.is_server()) {
     ParameterServer server(session);
     session.Finalize();
+    if (served) served(server);
   } else if (session.is_worker()) {
     status = train(workers);
     MPI_Comm_free(&workers);

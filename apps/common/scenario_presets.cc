@@ -10,7 +10,7 @@ namespace bench {
 namespace {
 
 // S3's network where --link-mb-s leaves it open.
-constexpr double kDefaultS3LinkBytesPerSecond = 10e6;
+constexpr double kDefaultS3LinkBytesPerSecond = 5e6;
 
 std::string Bandwidth(double bytes_per_s) {
   return ":bw=" + std::to_string(static_cast<long long>(bytes_per_s)) + "B/s";

@@ -11,7 +11,7 @@ namespace bench {
 // What a scenario's specs are drawn for.
 struct JobShape {
   int workers = 0, servers = 0;
-  double link_bytes_per_s = 0;  // every worker-server link, both ways; 0: unshaped (S3: 10 MB/s)
+  double link_bytes_per_s = 0;  // every worker-server link, both ways; 0: unshaped (S3: 5 MB/s)
   std::string server_window = "4s:6s";  // S4: START:LENGTH since the job began, as in --inject
 };
 

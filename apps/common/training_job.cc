@@ -214,6 +214,7 @@ WorkerLog Train(Session& session, Workload& model, const TrainingApp& app) {
   const auto start = std::chrono::steady_clock::now();
   auto evaluate = [&] {
     accuracy = model.Evaluate();
+    sync.ReportAccuracy(accuracy);  // training's progress, for the scheduler's policies
     if (log.time_to_target_s < 0 && accuracy >= FLAGS_target_acc) {
       log.time_to_target_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -41,11 +41,12 @@ void MetricsLog::OnIteration(int index, int rank, const IterationReport& r) {
   Write(Format("{\"type\":\"iter\",\"rank\":%d,\"role\":\"worker\",\"index\":%d,\"iter\":%lld,"
                "\"clock\":%lld,\"t_comp_ms\":%.4f,\"t_push_ms\":%.4f,\"t_pull_ms\":%.4f,"
                "\"t_wait_ms\":%.4f,\"bytes_out\":%lld,\"bytes_in\":%lld,\"batch\":%lld,"
-               "\"version\":%lld,\"t_start_s\":%.6f}\n",
+               "\"version\":%lld,\"partner_rank\":%lld,\"t_start_s\":%.6f}\n",
                rank, index, static_cast<long long>(r.iteration), static_cast<long long>(r.clock),
                r.compute_s * 1e3, r.push_s * 1e3, r.pull_s * 1e3, r.wait_s * 1e3,
                static_cast<long long>(r.bytes_out), static_cast<long long>(r.bytes_in),
-               static_cast<long long>(r.batch), static_cast<long long>(r.version), r.start_s),
+               static_cast<long long>(r.batch), static_cast<long long>(r.version),
+               static_cast<long long>(r.partner), r.start_s),
         false);
 }
 

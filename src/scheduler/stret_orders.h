@@ -37,9 +37,10 @@ class StretOrders : public TelemetryObserver {
   // Orders nothing more; an order under way ends at its deadline or with the job.
   void Stop();
 
-  // Bytes each probe carries each way: enough that a link's time per message is small against its
-  // transfer time, little enough (a few hundred KB per peer, once) to leave training alone.
-  static constexpr int64_t kProbeBytes = 256 << 10;
+  // Bytes each probe carries each way: enough that a slow link's transfer time dwarfs a message's
+  // fixed cost, little enough (64 KiB per peer and way, once per straggler) that probing slow
+  // links costs a fraction of an iteration.
+  static constexpr int64_t kProbeBytes = 64 << 10;
   // Iteration reports whose median is a worker's bandwidth to the servers.
   static constexpr size_t kSamples = 5;
 

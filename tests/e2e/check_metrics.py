@@ -22,7 +22,7 @@ import tempfile
 ITER_FIELDS = {"type": str, "rank": int, "role": str, "index": int, "iter": int, "clock": int,
                "t_comp_ms": float, "t_push_ms": float, "t_pull_ms": float, "t_wait_ms": float,
                "bytes_out": int, "bytes_in": int, "batch": int, "version": int,
-               "t_start_s": float}
+               "partner_rank": int, "t_start_s": float}
 SERVER_FIELDS = {"type": str, "rank": int, "index": int, "t_s": float, "service_us_per_mb": float,
                  "queue": int, "bytes_in": int, "bytes_out": int, "keys": int}
 DECISION_FIELDS = {"type": str, "iter": int, "t_s": float, "policy": str, "target_rank": int,

@@ -4,15 +4,17 @@
 Usage: check_stret.py MPIRUN PACER_SCENARIO [--report=PACER_REPORT] [--bench] [--json=FILE]
 
 4 workers, 2 servers, softmax regression on Fashion-MNIST with a 1 MB model beside it (S3's
-default), every worker's links to the servers at 10 MB/s, 20 ms of emulated compute. S3 caps
+default), every worker's links to the servers at 5 MB/s (S3's default), 20 ms of emulated compute. S3 caps
 worker 0's links to the servers at a quarter of that; S3-all caps its links to the other workers
 too; S3-two (6 workers) caps workers 0 and 1's server links.
 
 The test (default) runs S3, S3-all and S6 under stret and S3 under bsp, and checks what does not
 depend on timing: in S3 the scheduler probes worker 0's links once it is flagged and relays it
-through another worker within 3 iterations of the flag, and the model is BSP's (final accuracy
-equal); in S3-all the probe finds no faster path, so nothing is relayed; in S6 STRET decides
-nothing. With --report, pacer-report's table of the S3 run names worker 0's partner.
+through another worker within 3 iterations of the flag, the model is BSP's (final accuracy
+equal), and every key of every server received one push per worker and iteration but one per
+relayed iteration (the servers' counts against the metrics log's), all of the gradients; in S3-all the probe finds no faster path, so nothing is relayed, and with progress checks
+every 10 iterations that always find too little, worker 0 is withheld at the first; in S6 STRET
+decides nothing. With --report, pacer-report's table of the S3 run names worker 0's partner.
 
 The benchmark (--bench, `make bench-stret`) measures the targets against t0, S6's BSP median
 iteration in the same run (S6 under bsp and stret twice each, alternated): S3 bsp >= 2.5 t0; S3
@@ -23,6 +25,7 @@ worker-seconds to the target accuracy of bsp and stret in S3.
 """
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -30,18 +33,18 @@ import tempfile
 
 from scenario_runs import run_harness
 
-COMMON = ["--compute-ms=20", "--link-mb-s=10", "--model-mb=1", "--eval-every=5"]
+COMMON = ["--compute-ms=20", "--link-mb-s=5", "--model-mb=1", "--eval-every=5"]
 TARGET_ACC = 0.7
 TEST_ITERS, BENCH_ITERS = 30, 100
 WARMUP_ITERS = 3
 
 
-def run(mpirun, harness, scenario, policy, iters, tmp, workers=4):
-    name = f"{scenario}-{policy}".replace(":", "_")
+def run(mpirun, harness, scenario, policy, iters, tmp, workers=4, extra=(), tag=""):
+    name = f"{scenario}-{policy}{tag}".replace(":", "_")
     metrics, summary_path = (os.path.join(tmp, name + ext) for ext in (".jsonl", ".json"))
-    run_harness(mpirun, harness, scenario, policy,
+    out = run_harness(mpirun, harness, scenario, policy,
                 ["--servers", "2", f"--iters={iters}", f"--target-acc={TARGET_ACC}",
-                 f"--metrics={metrics}", f"--json={summary_path}"] + COMMON,
+                 f"--metrics={metrics}", f"--json={summary_path}"] + COMMON + list(extra),
                 np=workers + 3)
     with open(summary_path) as f:
         summary = json.load(f)
@@ -49,8 +52,13 @@ def run(mpirun, harness, scenario, policy, iters, tmp, workers=4):
         records = [json.loads(line) for line in f]
     starts = sorted((r["iter"], r["t_start_s"]) for r in records
                     if r["type"] == "iter" and r["index"] == 0)
-    summary["iters"] = [(i, starts[n + 1][1] - t) for n, (i, t) in enumerate(starts[:-1])]
+    summary["lengths"] = [(i, starts[n + 1][1] - t) for n, (i, t) in enumerate(starts[:-1])]
     summary["metrics"] = metrics
+    summary["relayed_iterations"] = sum(1 for r in records
+                                        if r["type"] == "iter" and r["partner_rank"] >= 0)
+    summary["servers"] = [tuple(int(x) for x in m.groups()) for m in re.finditer(
+        r"^server \d+: (\d+) keys, pushes per key (\d+)\.\.(\d+), gradients per key "
+        r"(\d+)\.\.(\d+)$", out, re.M)]
     summary["stret"] = [r for r in records if r["type"] == "decision" and r["policy"] == "stret"]
     summary["flags"] = [r for r in records if r["type"] == "decision" and
                         r["policy"] == "detector" and r["action"] == "flag" and
@@ -65,6 +73,20 @@ def run(mpirun, harness, scenario, policy, iters, tmp, workers=4):
 
 def relays(summary):
     return [d for d in summary["stret"] if d["kind"] == "relay" and d["action"] == "order"]
+
+
+def push_failures(summary):
+    """Whether every key of every server received one push per worker and iteration but one per
+    relayed worker's iteration, and every worker's gradient of every iteration."""
+    expected = summary["workers"] * summary["iters"]
+    pushes = expected - summary["relayed_iterations"]
+    if len(summary["servers"]) != 2 or any(
+            (pmin, pmax, gmin, gmax) != (pushes, pushes, expected, expected)
+            for _, pmin, pmax, gmin, gmax in summary["servers"]):
+        return [f"{summary['scenario']} {summary['policy']}: servers counted (keys, pushes, "
+                f"gradients per key) {summary['servers']}, expected {pushes} pushes and "
+                f"{expected} gradients per key ({summary['relayed_iterations']} relayed)"]
+    return []
 
 
 def relay_failures(summary, stragglers):
@@ -91,8 +113,8 @@ def relay_failures(summary, stragglers):
     return failures
 
 
-def check_test(s3_bsp, s3, s3_all, s6):
-    failures = relay_failures(s3, [0])
+def check_test(s3_bsp, s3, s3_all, s6, withheld):
+    failures = relay_failures(s3, [0]) + push_failures(s3) + push_failures(s3_bsp)
     if not any(d["kind"] == "probe" and d["action"] == "done" and d["target_index"] == 0
                for d in s3["stret"]):
         failures.append("S3: worker 0's links were never probed")
@@ -103,6 +125,12 @@ def check_test(s3_bsp, s3, s3_all, s6):
         failures.append(f"S3-all: relayed {relays(s3_all)} though no path is faster")
     if s6["stret"]:
         failures.append(f"S6: STRET decided {s6['stret']} without a straggler")
+    # No relay helps in S3-all: at the first progress check that finds too little progress
+    # (every 10 iterations, any gain is too little here), worker 0's gradients are withheld.
+    withholds = [(d["iter"], d["target_index"]) for d in withheld["stret"]
+                 if d["kind"] == "withhold" and d["action"] == "order"]
+    if withholds != [(10, 0)]:
+        failures.append(f"S3-all: withheld {withholds}, expected worker 0 at iteration 10")
     return failures
 
 
@@ -119,7 +147,7 @@ def report_failures(report, summary):
 
 
 def median_iteration(summary, after=WARMUP_ITERS):
-    return statistics.median(d for i, d in summary["iters"] if i >= after)
+    return statistics.median(d for i, d in summary["lengths"] if i >= after)
 
 
 def bench(mpirun, harness, tmp, json_path):
@@ -134,6 +162,7 @@ def bench(mpirun, harness, tmp, json_path):
                                      workers=6)
     failures = relay_failures(table[("S3", "stret")], [0])
     failures += relay_failures(table[("S3-two", "stret")], [0, 1])
+    failures += push_failures(table[("S3", "stret")]) + push_failures(table[("S3-two", "stret")])
 
     def after_relay(summary):
         ordered = relays(summary)
@@ -144,7 +173,7 @@ def bench(mpirun, harness, tmp, json_path):
     rows += [(s, p, (after_relay(r) if p == "stret" else median_iteration(r)) / t0)
              for (s, p), r in table.items()]
     ratio = {(s, p): x for s, p, x in rows}
-    print(f"\nt0 = {t0:.2f} ms (S6 bsp, median iteration, median of 2 runs)\n")
+    print(f"\nt0 = {1e3 * t0:.2f} ms (S6 bsp, median iteration, median of 2 runs)\n")
     print("| scenario | policy | median iteration | accuracy | worker-s to "
           f"{TARGET_ACC} |")
     print("|---|---|---|---|---|")
@@ -166,7 +195,7 @@ def bench(mpirun, harness, tmp, json_path):
         failures.append(f"S3 stret's accuracy is {100 * gap:.2f} points from S6 bsp's")
     if json_path:
         with open(json_path, "w") as f:
-            json.dump({"t0_ms": t0, "rows": [{"scenario": s, "policy": p, "t0": x}
+            json.dump({"t0_ms": 1e3 * t0, "rows": [{"scenario": s, "policy": p, "t0": x}
                                              for s, p, x in rows]}, f, indent=1)
     return failures
 
@@ -182,6 +211,8 @@ def main():
             runs = [run(mpirun, harness, s, p, TEST_ITERS, tmp)
                     for s, p in (("S3", "bsp"), ("S3", "stret"), ("S3-all", "stret"),
                                  ("S6", "stret"))]
+            runs.append(run(mpirun, harness, "S3-all", "stret", 20, tmp, tag="-withhold",
+                            extra=["--withhold_every=10", "--withhold_threshold=100"]))
             failures = check_test(*runs)
             if report:
                 failures += report_failures(report, runs[1])

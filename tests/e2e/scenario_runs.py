@@ -6,14 +6,15 @@ import sys
 
 
 def run_harness(mpirun, harness, scenario, policy, args, timeout=600, np=7):
-    """Runs `scenario` under `policy` with `args` on `np` ranks. Exits, printing the job's output,
-    if it fails."""
+    """Runs `scenario` under `policy` with `args` on `np` ranks; returns its standard output.
+    Exits, printing the job's output, if it fails."""
     command = [mpirun, "--oversubscribe", "-np", str(np), harness, f"--scenario={scenario}",
                f"--policy={policy}"] + args
     result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:
         print(result.stdout[-2000:], result.stderr[-3000:])
         sys.exit(f"{scenario} {policy} failed with {result.returncode}")
+    return result.stdout
 
 
 def run_summary(mpirun, harness, scenario, policy, tmp, args, timeout=600):

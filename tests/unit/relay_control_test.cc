@@ -1,6 +1,8 @@
-// STRET's probes and relay orders from the scheduler (RelayControl) with every rank a thread: a
-// probe measures the links a shaped transport caps, and orders outside the job are refused with
-// errors that name the worker.
+// STRET's orders from the scheduler (RelayControl) with every rank a thread: a probe measures the
+// links a shaped transport caps, orders outside the job are refused with errors that name the
+// worker, and a withheld worker leaves the updates while it still pulls.
+#include "pacer/relay_control.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +14,6 @@
 #include "pacer/error.h"
 #include "pacer/gradient_sync.h"
 #include "pacer/parameter_server.h"
-#include "pacer/relay_control.h"
 
 namespace pacer {
 namespace {
@@ -79,7 +80,7 @@ void CheckOrders(Session& session) {
             "a relay order for worker 5, but the job has 3 workers");
 }
 
-TEST(LinkProbeTest, MeasuresCappedLinksAndRefusesOrdersOutsideTheJob) {
+TEST(RelayControlTest, ProbesMeasureCappedLinksAndOrdersOutsideTheJobAreRefused) {
   Config config;
   config.timeout_s = 60;
   // Worker 0's link to worker 1 is capped (one way: the echo comes back at full speed).
@@ -106,6 +107,54 @@ TEST(LinkProbeTest, MeasuresCappedLinksAndRefusesOrdersOutsideTheJob) {
       Release release{clock, last};
       CheckOrders(session);
     }
+    session.Barrier(kAllNodes);
+  });
+}
+
+// Two workers push constant gradients (1 and 3) under BSP with SGD at rate 1: each iteration
+// moves the parameters by their mean, 2, and by worker 0's alone, 1, while worker 1 withholds.
+// Barriers put the orders between iterations 5 and 6, so the result is exact.
+TEST(RelayControlTest, AWithheldWorkerLeavesTheUpdatesAndStillPulls) {
+  Config config;
+  config.timeout_s = 60;
+  config.optimizer = "sgd:lr=1";
+  testing::RunInProcessJob(1, 2, config, [&](Session& session) {
+    if (session.is_server()) {
+      ParameterServer server(session);
+      for (int i = 0; i < 4; ++i) session.Barrier(kAllNodes);
+      return;
+    }
+    if (session.is_worker()) {
+      std::vector<float> w(64, 0.f), grad(64, session.role_index() == 0 ? 1.f : 3.f);
+      GradientSync sync(session);
+      sync.Register("w", w.data(), w.size());
+      auto train = [&](int iterations) {
+        for (int i = 0; i < iterations; ++i) {
+          sync.BeginIteration(1);
+          sync.PushPull("w", grad.data(), w.data());
+          sync.EndIteration();
+        }
+      };
+      session.Barrier(kAllNodes);  // worker 1 withholds from here
+      train(5);
+      EXPECT_EQ(w, std::vector<float>(64, -5.f)) << "worker " << session.role_index();
+      EXPECT_EQ(sync.last_iteration().bytes_out,
+                session.role_index() == 1 ? 0 : static_cast<int64_t>(64 * sizeof(float)));
+      session.Barrier(kAllNodes);
+      session.Barrier(kAllNodes);  // and sends again from here
+      train(5);
+      EXPECT_EQ(w, std::vector<float>(64, -15.f)) << "worker " << session.role_index();
+      session.Barrier(kAllNodes);
+      return;
+    }
+    RelayControl control(session);
+    control.Withhold(1, true);
+    session.Barrier(kAllNodes);
+    session.Barrier(kAllNodes);
+    control.Withhold(1, false);
+    session.Barrier(kAllNodes);
+    EXPECT_EQ(MessageOf([&] { control.Withhold(2, true); }),
+              "a relay order for worker 2, but the job has 2 workers");
     session.Barrier(kAllNodes);
   });
 }
