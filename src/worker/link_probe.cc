@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -12,7 +13,9 @@
 namespace pacer {
 
 LinkProbe::LinkProbe(Node& node)
-    : node_(node), channel_(node.cluster(), node.dispatcher(), kProbeTimeoutS) {
+    : node_(node),
+      channel_(node.cluster(), node.dispatcher(), kProbeTimeoutS),
+      thread_([this] { Run(); }) {
   node.dispatcher().Take(proto::LINK_PROBE, [this](Message&& msg) { OnOrder(std::move(msg)); });
   node.dispatcher().Take(proto::PROBE_ECHO, [this](Message&& msg) { OnEcho(std::move(msg)); });
 }
@@ -20,6 +23,13 @@ LinkProbe::LinkProbe(Node& node)
 LinkProbe::~LinkProbe() {
   node_.dispatcher().Take(proto::LINK_PROBE, nullptr);
   node_.dispatcher().Take(proto::PROBE_ECHO, nullptr);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  channel_.Cancel();
+  wake_.notify_all();
+  thread_.join();
 }
 
 void LinkProbe::OnOrder(Message&& msg) {
@@ -31,8 +41,11 @@ void LinkProbe::OnOrder(Message&& msg) {
     node_.cluster().SendOrLog(msg.meta.sender(), reply);
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  order_ = msg.meta;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    orders_.push_back(msg.meta);
+  }
+  wake_.notify_all();
 }
 
 void LinkProbe::OnEcho(Message&& msg) {
@@ -43,18 +56,31 @@ void LinkProbe::OnEcho(Message&& msg) {
   node_.cluster().SendOrLog(msg.meta.sender(), reply);
 }
 
-void LinkProbe::BeginIteration() {
-  std::optional<proto::Meta> order;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    order.swap(order_);
+void LinkProbe::Run() {
+  for (;;) {
+    proto::Meta order;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [this] { return stopping_ || !orders_.empty(); });
+      if (stopping_) return;
+      order = orders_.front();
+      orders_.pop_front();
+    }
+    try {
+      Probe(order);
+    } catch (const std::exception& e) {  // the job ended (failed, or this worker finishing)
+      LOG(WARNING) << "rank " << node_.rank() << " stopped probing: " << e.what();
+      return;
+    }
   }
-  if (!order) return;
+}
+
+void LinkProbe::Probe(const proto::Meta& order) {
   const Roles& roles = node_.roles();
-  const size_t floats = static_cast<size_t>(order->probe_bytes() + 3) / sizeof(float);
+  const size_t floats = static_cast<size_t>(order.probe_bytes() + 3) / sizeof(float);
   const std::vector<float> payload(floats, 1.0f);
   const Key key = 0;
-  Message reply = ReplyTo(*order, node_.rank());
+  Message reply = ReplyTo(order, node_.rank());
   for (int w = 0; w < roles.num_workers(); ++w) {
     const int peer = roles.WorkerRank(w);
     double bandwidth = 0;
@@ -76,7 +102,7 @@ void LinkProbe::BeginIteration() {
     }
     reply.meta.add_link_bandwidth(bandwidth);
   }
-  node_.cluster().SendOrLog(order->sender(), reply);
+  node_.cluster().SendOrLog(order.sender(), reply);
 }
 
 }  // namespace pacer

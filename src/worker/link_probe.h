@@ -1,8 +1,10 @@
 #pragma once
 
-#include <memory>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
 #include <mutex>
-#include <optional>
+#include <thread>
 
 #include "ps/cluster/control_channel.h"
 
@@ -14,18 +16,16 @@ class Node;
 // to the straggler, which no gradient traffic measures. Once the scheduler flags a communication
 // straggler it asks it to probe (LINK_PROBE); the straggler sends each other worker, one at a
 // time, a probe of the asked size, which comes back whole (PROBE_ECHO), and answers with each
-// link's round-trip bytes per second. The probes run at the start of an iteration, when the
-// worker's own transfers are done, so that they measure the links and not its queue; each waits
-// at most a bounded time, and one that does not come back counts as no bandwidth.
+// link's round-trip bytes per second (2 x size over the round trip: a relay's gradients go one
+// way and its parameters the other). The probes run at once, on a thread of their own beside
+// training, so that the relay can start an iteration sooner; each waits at most a bounded time,
+// and one that does not come back counts as no bandwidth.
 class LinkProbe {
  public:
   explicit LinkProbe(Node& node);
   ~LinkProbe();
   LinkProbe(const LinkProbe&) = delete;
   LinkProbe& operator=(const LinkProbe&) = delete;
-
-  // Runs the probes the scheduler asked for since the last call, if any, and answers it.
-  void BeginIteration();
 
   // Most bytes one probe may carry each way, and longest wait for one.
   static constexpr int64_t kMaxProbeBytes = int64_t{16} << 20;
@@ -34,11 +34,16 @@ class LinkProbe {
  private:
   void OnOrder(Message&& msg);
   void OnEcho(Message&& msg);
+  void Run();
+  void Probe(const proto::Meta& order);
 
   Node& node_;
   ControlChannel channel_;  // the echoes, with the probes' own deadline
   std::mutex mu_;
-  std::optional<proto::Meta> order_;  // the scheduler's request not yet answered
+  std::condition_variable wake_;
+  std::deque<proto::Meta> orders_;  // the scheduler's requests not yet answered
+  bool stopping_ = false;
+  std::thread thread_;  // last: it starts once the rest is in place
 };
 
 }  // namespace pacer

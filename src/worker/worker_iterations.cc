@@ -134,7 +134,6 @@ void WorkerIterations::BeginIteration(int batch_size) {
   Broadcast();
   in_iteration_ = true;
   std::fill(pushed_.begin(), pushed_.end(), false);
-  if (probe_) probe_->BeginIteration();
   if (relay_) relay_->BeginIteration(clock_);
   requests_.StartIteration(clock_, weight_);
   if (tasks_) tasks_->Begin(clock_);

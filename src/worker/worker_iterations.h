@@ -108,7 +108,7 @@ class WorkerIterations {
   const int app_id_;
   detail::RoutedClient kv_;
   std::unique_ptr<RelayLink> relay_;
-  std::unique_ptr<LinkProbe> probe_;  // STRET's probes of this worker's links to the others
+  std::unique_ptr<LinkProbe> probe_;  // answers the scheduler's probes of this worker's links
   TensorLayout layout_;
   std::vector<float*> registered_;
   KeyRequests requests_;
