@@ -103,16 +103,23 @@ WorkerLog Train(pacer::Session& session, double* accuracy, double* time_to_targe
   sync.Register("biases", b.data(), b.size());
   if (ballast_floats > 0) sync.Register("ballast", ballast.data(), ballast.size());
   sync.UseTasks(FLAGS_tasks);
+  // STRET's batch tuning may give a slow worker a smaller batch: a multiple of the tasks.
+  std::vector<int> batch_sizes;
+  for (int size = FLAGS_tasks; size <= FLAGS_batch; size += FLAGS_tasks)
+    batch_sizes.push_back(size);
+  sync.AllowBatchSizes(batch_sizes);
   WorkerLog log;
   const auto start = std::chrono::steady_clock::now();
   *time_to_target = -1;
   for (int64_t i = 0; sync.clock() < FLAGS_iters; ++i) {
     sync.BeginIteration(FLAGS_batch);
+    const int batch = sync.batch_size(FLAGS_batch);
+    // Compute in proportion to the samples: --compute-ms is a whole --batch's.
+    const double task_ms = FLAGS_compute_ms * batch / FLAGS_batch / FLAGS_tasks;
     pacer::examples::TaskGradients(
-        sync, train, model, session.num_workers(), FLAGS_tasks, FLAGS_batch, w, b, gw, gb,
-        [](const pacer::Task&) {
-          std::this_thread::sleep_for(
-              std::chrono::duration<double, std::milli>(FLAGS_compute_ms / FLAGS_tasks));
+        sync, train, model, session.num_workers(), FLAGS_tasks, batch, w, b, gw, gb,
+        [task_ms](const pacer::Task&) {
+          std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(task_ms));
         });
     sync.PushPull("weights", gw.data(), w.data());
     sync.PushPull("biases", gb.data(), b.data());

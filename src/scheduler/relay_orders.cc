@@ -27,6 +27,18 @@ void RelayOrders::Order(int worker, int partner, bool withhold) {
   if (!answer.error().empty()) throw Error(answer.error());
 }
 
+void RelayOrders::TuneBatch(int worker, int batch, double weight) {
+  RelayControl::Check(worker, -1, node_.roles().num_workers());
+  std::lock_guard<std::mutex> control(node_.control_mutex());
+  Message order = channel_.Request(proto::BATCH_ORDER, node_.rank(), 0, channel_.Begin(1));
+  order.meta.set_batch_size(batch);
+  order.meta.set_weight(weight);
+  node_.transport().Send(node_.roles().WorkerRank(worker), order, nullptr);
+  const proto::Meta answer =
+      channel_.Wait(StrCat("ordering worker ", worker, " to run batches of ", batch))[0];
+  if (!answer.error().empty()) throw Error(answer.error());
+}
+
 std::vector<double> RelayOrders::Probe(int worker, int64_t bytes) {
   const int workers = node_.roles().num_workers();
   if (worker < 0 || worker >= workers) {

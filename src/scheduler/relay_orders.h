@@ -17,6 +17,9 @@ class RelayOrders {
   // As RelayControl::Relay and RelayControl::Probe.
   void Relay(int straggler, int partner);
   void Withhold(int worker, bool withhold);
+  // Worker `worker` runs batches of `batch` samples, its gradients weighted `weight`, from its next
+  // iteration on (STRET's batch tuning).
+  void TuneBatch(int worker, int batch, double weight);
   std::vector<double> Probe(int worker, int64_t bytes);
   // Ends the order under way, and every later one, with an Error (the job is ending).
   void Cancel() { channel_.Cancel(); }

@@ -36,9 +36,26 @@ StretOrders::StretOrders(Node& node, MetricsLog& metrics, const StragglerWatch& 
       orders_(node),
       policy_(OptionsOf(node.config())),
       server_bandwidth_(node.roles().num_workers()),
-      thread_([this] { Run(); }) {}
+      compute_s_(node.roles().num_workers()),
+      push_s_(node.roles().num_workers()),
+      thread_([this] { Run(); }) {
+  node.dispatcher().Take(proto::BATCH_SIZES,
+                         [this](Message&& msg) { OnBatchSizes(std::move(msg)); });
+}
 
-StretOrders::~StretOrders() { Stop(); }
+StretOrders::~StretOrders() {
+  node_.dispatcher().Take(proto::BATCH_SIZES, nullptr);
+  Stop();
+}
+
+void StretOrders::OnBatchSizes(Message&& msg) {
+  const Buffer values = msg.vals_buffer();
+  const int index = node_.roles().IndexOf(msg.meta.sender());
+  std::vector<int> sizes(values.size() / sizeof(int32_t));
+  for (size_t i = 0; i < sizes.size(); ++i) sizes[i] = values.as<int32_t>()[i];
+  std::lock_guard<std::mutex> lock(mu_);
+  allowed_batches_[index] = std::move(sizes);
+}
 
 void StretOrders::Stop() {
   {
@@ -53,6 +70,14 @@ void StretOrders::Stop() {
 
 void StretOrders::OnIteration(int index, int rank, const IterationReport& r) {
   if (r.accuracy >= 0) accuracy_[r.iteration] = r.accuracy;
+  if (r.batch > 0) {
+    std::deque<double>& compute = compute_s_[index][static_cast<int>(r.batch)];
+    compute.push_back(r.compute_s);
+    if (compute.size() > kSamples) compute.pop_front();
+    push_s_[index].push_back(r.push_s);
+    if (push_s_[index].size() > kSamples) push_s_[index].pop_front();
+    if (index == 0) last_batch_ = static_cast<int>(r.batch);
+  }
   // A relayed worker's traffic goes to its partner, which says nothing of its own link to the
   // servers: its bandwidth stays as last measured.
   if (policy_.PartnerOf(index) >= 0) return;
@@ -95,7 +120,19 @@ void StretOrders::OnBoundary(int64_t iteration) {
   if (decisions.empty()) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (straggler::StretDecision& d : decisions) queue_.push_back({iteration, std::move(d)});
+    for (straggler::StretDecision& d : decisions) {
+      Order order{iteration, std::move(d), {}, last_batch_};
+      if (order.decision.kind == straggler::StretDecision::Kind::kBatchTune) {
+        for (int w = 0; w < o.num_workers; ++w) {
+          straggler::BatchProfile profile{w, {}, Median(push_s_[w])};
+          for (const auto& [batch, seconds] : compute_s_[w]) {
+            profile.compute_s[batch] = Median(seconds);
+          }
+          order.profiles.push_back(std::move(profile));
+        }
+      }
+      queue_.push_back(std::move(order));
+    }
   }
   wake_.notify_all();
 }
@@ -154,9 +191,7 @@ void StretOrders::Execute(const Order& order) {
         orders_.Withhold(d.straggler, false);
         break;
       case Kind::kBatchTune:
-        LOG(WARNING) << "STRET's " << kind << " is not carried out yet: worker " << d.straggler
-                     << " stays as it is";
-        record("not_carried_out", d.reason);
+        record("order", TuneBatches(order));
         return;
     }
     record("order", d.reason);
@@ -164,6 +199,41 @@ void StretOrders::Execute(const Order& order) {
     LOG(WARNING) << "STRET " << kind << " of worker " << d.straggler << " failed: " << e.what();
     record("failed", e.what());
   }
+}
+
+std::string StretOrders::TuneBatches(const Order& order) {
+  const int workers = node_.roles().num_workers();
+  std::vector<int> allowed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int w = 0; w < workers; ++w) {
+      if (allowed_batches_.count(w) == 0) {
+        throw Error(StrCat("worker ", w, " has not told its batch sizes (AllowBatchSizes)"));
+      }
+    }
+    for (int size : allowed_batches_[0]) {  // the sizes every worker can run
+      bool everywhere = true;
+      for (const auto& [w, sizes] : allowed_batches_) {
+        everywhere &= std::find(sizes.begin(), sizes.end(), size) != sizes.end();
+      }
+      if (everywhere) allowed.push_back(size);
+    }
+  }
+  std::vector<straggler::TunedBatch> tuned;
+  try {
+    tuned = straggler::TuneBatches(order.profiles, allowed, order.nominal_batch);
+  } catch (const std::invalid_argument& e) {
+    throw Error(e.what());
+  }
+  std::ostringstream detail;
+  for (const straggler::TunedBatch& t : tuned) {
+    // Weights that sum to the workers, as untuned ones do: on-arrival modes apply them as they
+    // are.
+    orders_.TuneBatch(t.worker, t.batch, t.weight * workers);
+    detail << (detail.tellp() > 0 ? ", " : "") << "worker " << t.worker << " " << t.batch;
+  }
+  LOG(INFO) << "STRET tuned the batch sizes: " << detail.str();
+  return detail.str();
 }
 
 }  // namespace pacer

@@ -5,6 +5,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "scheduler/relay_orders.h"
 #include "scheduler/straggler_watch.h"
 #include "scheduler/telemetry_intake.h"
+#include "straggler/batch_tuning.h"
 #include "straggler/stret_policy.h"
 
 namespace pacer {
@@ -23,8 +25,10 @@ namespace pacer {
 // bandwidth to the servers (from its reports) and the worker-to-worker bandwidths its probes
 // measured, and carries out the decisions: probes and relay orders, on a thread of its own, since
 // each waits for a worker's answer. Training's progress, for the withholding, is the accuracy the
-// application reports (GradientSync::ReportAccuracy). Every decision, and how it went, goes to the
-// log and the metrics log. The batch tuning is decided but not yet carried out (logged as such).
+// application reports (GradientSync::ReportAccuracy); the batch tuning works from each worker's
+// measured compute time per batch size and the sizes the application allows
+// (GradientSync::AllowBatchSizes). Every decision, and how it went, goes to the log and the
+// metrics log.
 class StretOrders : public TelemetryObserver {
  public:
   static bool Wanted(const Node& node) { return node.config().comm_policy == "stret"; }
@@ -48,9 +52,14 @@ class StretOrders : public TelemetryObserver {
   struct Order {
     int64_t iteration;
     straggler::StretDecision decision;
+    std::vector<straggler::BatchProfile> profiles;  // kBatchTune: as measured then
+    int nominal_batch = 0;                          // kBatchTune: the size every worker runs
   };
   void Run();
   void Execute(const Order& order);
+  // kBatchTune: each worker's size and weight from the profiles and the sizes the workers allow.
+  std::string TuneBatches(const Order& order);
+  void OnBatchSizes(Message&& msg);
   int RankOf(int worker) const { return worker < 0 ? -1 : node_.roles().WorkerRank(worker); }
 
   Node& node_;
@@ -60,11 +69,16 @@ class StretOrders : public TelemetryObserver {
   straggler::StretPolicy policy_;                     // the intake's thread only
   std::vector<std::deque<double>> server_bandwidth_;  // per worker: its last kSamples reports
   std::map<int64_t, double> accuracy_;  // by iteration: the accuracy a worker reported then
+  // Per worker, compute seconds of its last kSamples iterations by batch size, and its pushes'.
+  std::vector<std::map<int, std::deque<double>>> compute_s_;
+  std::vector<std::deque<double>> push_s_;
+  int last_batch_ = 0;  // worker 0's, as last reported
 
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<Order> queue_;
   std::map<std::pair<int, int>, double> peer_bandwidth_;  // probed: (lower, higher) index
+  std::map<int, std::vector<int>> allowed_batches_;       // by worker: AllowBatchSizes'
   bool stopping_ = false;
   std::thread thread_;  // last: it starts once the rest is in place
 };

@@ -29,6 +29,10 @@ int64_t GradientSync::clock() const { return iterations_->clock(); }
 void GradientSync::set_weight(double weight) { iterations_->set_weight(weight); }
 double GradientSync::weight() const { return iterations_->weight(); }
 void GradientSync::ReportAccuracy(double accuracy) { iterations_->ReportAccuracy(accuracy); }
+void GradientSync::AllowBatchSizes(const std::vector<int>& sizes) {
+  iterations_->AllowBatchSizes(sizes);
+}
+int GradientSync::batch_size(int fallback) const { return iterations_->batch_size(fallback); }
 const IterationStats& GradientSync::last_iteration() const { return iterations_->last_iteration(); }
 
 }  // namespace pacer

@@ -107,7 +107,7 @@ void WorkerIterations::StartPushing(const std::string& name) {
   }
   const double weight =
       static_cast<double>(tasks_->computed()) / static_cast<double>(tasks_->tasks_per_worker());
-  requests_.set_weight(weight);
+  requests_.set_weight(weight * batch_weight_);
 }
 
 void WorkerIterations::Report(const IterationStats& stats) {
@@ -135,12 +135,13 @@ void WorkerIterations::BeginIteration(int batch_size) {
   in_iteration_ = true;
   std::fill(pushed_.begin(), pushed_.end(), false);
   if (relay_) relay_->BeginIteration(clock_);
-  requests_.StartIteration(clock_, weight_);
+  batch_weight_ = batches_ ? batches_->BeginIteration().weight : 1;
+  requests_.StartIteration(clock_, weight_ * batch_weight_);
   if (tasks_) tasks_->Begin(clock_);
   current_ = IterationStats();
   current_.iteration = iterations_;
   current_.clock = clock_;
-  current_.batch_size = batch_size;
+  current_.batch_size = this->batch_size(batch_size);  // the tuned size, where it is
   current_.start_s = NodeOf(session_).cluster().SecondsSinceStart();
   begin_ = last_push_ = compute_mark_ = SteadyClock::now();
   any_push_ = false;

@@ -13,6 +13,7 @@
 #include "pacer/detail/routed_client.h"
 #include "pacer/error.h"
 #include "pacer/gradient_sync.h"
+#include "worker/batch_orders.h"
 #include "worker/key_requests.h"
 #include "worker/link_probe.h"
 #include "worker/task_source.h"
@@ -39,6 +40,7 @@ class WorkerIterations {
     if (app_id == 0) {
       relay_ = std::make_unique<RelayLink>(NodeOf(session));
       probe_ = std::make_unique<LinkProbe>(NodeOf(session));
+      batches_ = std::make_unique<BatchOrders>(NodeOf(session));
     }
     requests_.set_relay(relay_.get());
   }
@@ -76,6 +78,14 @@ class WorkerIterations {
     weight_ = weight;
   }
   double weight() const { return weight_; }
+  void AllowBatchSizes(const std::vector<int>& sizes) {
+    if (!batches_) throw Error(StrCat("AllowBatchSizes on app ", app_id_, ": only app 0's model"));
+    batches_->Allow(sizes);
+  }
+  int batch_size(int fallback) const {
+    return batches_ && batches_->current().batch_size > 0 ? batches_->current().batch_size
+                                                          : fallback;
+  }
   void ReportAccuracy(double accuracy) {
     if (!(accuracy >= 0 && accuracy <= 1)) {
       throw Error(StrCat("ReportAccuracy(", accuracy, "): an accuracy is between 0 and 1"));
@@ -108,7 +118,9 @@ class WorkerIterations {
   const int app_id_;
   detail::RoutedClient kv_;
   std::unique_ptr<RelayLink> relay_;
-  std::unique_ptr<LinkProbe> probe_;  // answers the scheduler's probes of this worker's links
+  std::unique_ptr<BatchOrders> batches_;  // STRET's batch tuning
+  double batch_weight_ = 1;               // this iteration's, as tuned
+  std::unique_ptr<LinkProbe> probe_;      // answers the scheduler's probes of this worker's links
   TensorLayout layout_;
   std::vector<float*> registered_;
   KeyRequests requests_;

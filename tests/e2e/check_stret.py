@@ -15,14 +15,17 @@ metrics log), the model is BSP's (final accuracy
 equal), and every key of every server received one push per worker and iteration but one per
 relayed iteration (the servers' counts against the metrics log's), all of the gradients; in S3-all the probe finds no faster path, so nothing is relayed, and with progress checks
 every 10 iterations that always find too little, worker 0 is withheld at the first; in S6 STRET
-decides nothing. With --report, pacer-report's table of the S3 run names worker 0's partner.
+decides nothing; in S1 (compute-bound: open links, no ballast) the batch sizes are tuned once,
+worker 0 running a smaller batch than the others from then on. With --report, pacer-report's table of the S3 run names worker 0's partner.
 
 The benchmark (--bench, `make bench-stret`) measures the targets against t0, S6's BSP median
 iteration in the same run (S6 under bsp and stret twice each, alternated): S3 bsp >= 2.5 t0; S3
 stret <= 1.3 t0 once the relay is in place, within 3 iterations of the slowdown; S3-two stret
 gives each straggler its own partner and stays within 1.4 t0; S3-all stret within 3% of bsp; S6
-stret within 3% of bsp; S3 stret's accuracy within 0.5 points of S6 bsp's. It prints the
-worker-seconds to the target accuracy of bsp and stret in S3.
+stret within 3% of bsp; S3 stret's accuracy within 0.5 points of S6 bsp's; S1 (compute-bound,
+against its own S6 t0) under the batch tuning alone at most 1.3 t0 once tuned, its accuracy
+within 0.5 points of BSP's after as many samples. It prints the worker-seconds to the target
+accuracy of every row.
 """
 import json
 import os
@@ -35,17 +38,22 @@ import tempfile
 from scenario_runs import run_harness
 
 COMMON = ["--compute-ms=20", "--link-mb-s=5", "--model-mb=1", "--eval-every=5"]
+# S1's batch tuning is judged where compute is the iteration's cost: open links, no model beside
+# the softmax's, its own t0.
+COMPUTE_BOUND = ["--compute-ms=20", "--eval-every=5"]
+BATCH = 64
 TARGET_ACC = 0.7
 TEST_ITERS, BENCH_ITERS = 30, 100
 WARMUP_ITERS = 3
 
 
-def run(mpirun, harness, scenario, policy, iters, tmp, workers=4, extra=(), tag=""):
+def run(mpirun, harness, scenario, policy, iters, tmp, workers=4, extra=(), tag="",
+        common=COMMON):
     name = f"{scenario}-{policy}{tag}".replace(":", "_")
     metrics, summary_path = (os.path.join(tmp, name + ext) for ext in (".jsonl", ".json"))
     out = run_harness(mpirun, harness, scenario, policy,
                 ["--servers", "2", f"--iters={iters}", f"--target-acc={TARGET_ACC}",
-                 f"--metrics={metrics}", f"--json={summary_path}"] + COMMON + list(extra),
+                 f"--metrics={metrics}", f"--json={summary_path}"] + common + list(extra),
                 np=workers + 3)
     with open(summary_path) as f:
         summary = json.load(f)
@@ -55,6 +63,11 @@ def run(mpirun, harness, scenario, policy, iters, tmp, workers=4, extra=(), tag=
                     if r["type"] == "iter" and r["index"] == 0)
     summary["lengths"] = [(i, starts[n + 1][1] - t) for n, (i, t) in enumerate(starts[:-1])]
     summary["metrics"] = metrics
+    iterations = [r for r in records if r["type"] == "iter"]
+    summary["samples"] = sum(r["batch"] for r in iterations)
+    summary["batches"] = {}  # by worker: the sizes it ran, from its first iteration at each
+    for r in sorted(iterations, key=lambda r: r["iter"]):
+        summary["batches"].setdefault(r["index"], {}).setdefault(r["batch"], r["iter"])
     relayed = [r for r in records if r["type"] == "iter" and r["partner_rank"] >= 0]
     summary["relayed_iterations"] = len(relayed)
     summary["first_relayed"] = {}
@@ -118,7 +131,26 @@ def relay_failures(summary, stragglers):
     return failures
 
 
-def check_test(s3_bsp, s3, s3_all, s6, withheld):
+def batch_failures(summary):
+    """What is wrong with S1's batch tuning: one decision, worker 0 at a smaller size than the
+    others' BATCH, each worker running the size it was given from then on."""
+    tunes = [d for d in summary["stret"] if d["kind"] == "batch_tune"]
+    if len(tunes) != 1 or tunes[0]["action"] != "order":
+        return [f"S1: batch tuning decisions {tunes}, expected one order"]
+    given = {int(w): int(b) for w, b in re.findall(r"worker (\d+) (\d+)", tunes[0]["detail"])}
+    failures = []
+    if not (0 < given.get(0, 0) < BATCH) or any(given.get(w) != BATCH for w in (1, 2, 3)):
+        failures.append(f"S1: batch sizes {given}: expected worker 0 below {BATCH}, the rest at it")
+    for w, size in given.items():
+        ran = summary["batches"].get(w, {})
+        last = max(ran, key=ran.get) if ran else None
+        if last != size or ran[size] > tunes[0]["iter"] + 3:
+            failures.append(f"S1: worker {w} was given batches of {size} at iteration "
+                            f"{tunes[0]['iter']} and ran {ran} (size: first iteration)")
+    return failures
+
+
+def check_test(s3_bsp, s3, s3_all, s6, withheld, s1):
     failures = relay_failures(s3, [0]) + push_failures(s3) + push_failures(s3_bsp)
     if not any(d["kind"] == "probe" and d["action"] == "done" and d["target_index"] == 0
                for d in s3["stret"]):
@@ -136,7 +168,7 @@ def check_test(s3_bsp, s3, s3_all, s6, withheld):
                  if d["kind"] == "withhold" and d["action"] == "order"]
     if withholds != [(10, 0)]:
         failures.append(f"S3-all: withheld {withholds}, expected worker 0 at iteration 10")
-    return failures
+    return failures + batch_failures(s1)
 
 
 def report_failures(report, summary):
@@ -168,6 +200,20 @@ def bench(mpirun, harness, tmp, json_path):
     failures = relay_failures(table[("S3", "stret")], [0])
     failures += relay_failures(table[("S3-two", "stret")], [0, 1])
     failures += push_failures(table[("S3", "stret")]) + push_failures(table[("S3-two", "stret")])
+    # S1 under the batch tuning alone, against its own t0 (S6 bsp, compute-bound), and its
+    # accuracy against BSP's after as many samples (BSP run for the iterations that make them).
+    s1_t0 = median_iteration(run(mpirun, harness, "S6", "bsp", BENCH_ITERS, tmp, tag="-compute",
+                                 common=COMPUTE_BOUND))
+    s1 = {p: run(mpirun, harness, "S1", p, BENCH_ITERS, tmp, common=COMPUTE_BOUND)
+          for p in ("bsp", "stret")}
+    failures += batch_failures(s1["stret"])
+    equal_iters = round(s1["stret"]["samples"] / (4 * BATCH))
+    s1_equal = run(mpirun, harness, "S6", "bsp", equal_iters, tmp, tag="-equal-samples",
+                   common=COMPUTE_BOUND)
+    tunes = [d["iter"] for d in s1["stret"]["stret"] if d["kind"] == "batch_tune"]
+    s1_ratio = {"bsp": median_iteration(s1["bsp"]) / s1_t0,
+                "stret": median_iteration(s1["stret"], tunes[0] + 2 if tunes else 0) / s1_t0}
+    s1_gap = abs(s1["stret"]["accuracy"] - s1_equal["accuracy"])
 
     def after_relay(summary):
         ordered = relays(summary)
@@ -196,13 +242,25 @@ def bench(mpirun, harness, tmp, json_path):
     all_slow = ratio[("S3-all", "stret")] / ratio[("S3-all", "bsp")]
     if all_slow > 1.03:
         failures.append(f"S3-all stret is {all_slow:.3f} x bsp, more than 3% worse")
+    print(f"\nS1 (compute-bound, t0 = {1e3 * s1_t0:.2f} ms): bsp {s1_ratio['bsp']:.3f} t0, stret "
+          f"(batch tuning) {s1_ratio['stret']:.3f} t0 once tuned; accuracy "
+          f"{s1['stret']['accuracy']:.4f} after {s1['stret']['samples']} samples, bsp "
+          f"{s1_equal['accuracy']:.4f} after {equal_iters} iterations of as many")
+    if s1_ratio["stret"] > 1.3:
+        failures.append(f"S1 stret is {s1_ratio['stret']:.3f} t0 once tuned, above 1.3")
+    if s1_gap > 0.005:
+        failures.append(f"S1 stret's accuracy is {100 * s1_gap:.2f} points from bsp's at equal "
+                        "samples")
     gap = abs(table[("S3", "stret")]["accuracy"] - s6["bsp"][0]["accuracy"])
     if gap > 0.005:
         failures.append(f"S3 stret's accuracy is {100 * gap:.2f} points from S6 bsp's")
     if json_path:
         with open(json_path, "w") as f:
             json.dump({"t0_ms": 1e3 * t0, "rows": [{"scenario": s, "policy": p, "t0": x}
-                                             for s, p, x in rows]}, f, indent=1)
+                                                   for s, p, x in rows],
+                       "s1": {"t0_ms": 1e3 * s1_t0, "ratio": s1_ratio,
+                              "accuracy": s1["stret"]["accuracy"],
+                              "bsp_accuracy_equal_samples": s1_equal["accuracy"]}}, f, indent=1)
     return failures
 
 
@@ -219,6 +277,7 @@ def main():
                                  ("S6", "stret"))]
             runs.append(run(mpirun, harness, "S3-all", "stret", 20, tmp, tag="-withhold",
                             extra=["--withhold_every=10", "--withhold_threshold=100"]))
+            runs.append(run(mpirun, harness, "S1", "stret", 20, tmp, common=COMPUTE_BOUND))
             failures = check_test(*runs)
             if report:
                 failures += report_failures(report, runs[1])

@@ -11,7 +11,8 @@ namespace {
 // Node-level commands whose sender awaits no answer.
 bool OneWay(proto::Command command) {
   return command != proto::TASK && command != proto::RELAY_ORDER && command != proto::RELAY_START &&
-         command != proto::LINK_PROBE && command != proto::PROBE_ECHO;
+         command != proto::LINK_PROBE && command != proto::PROBE_ECHO &&
+         command != proto::BATCH_ORDER;
 }
 
 // Commands taken by Take, never by a KVServer.
@@ -33,6 +34,8 @@ bool IsNodeLevel(proto::Command command) {
     case proto::RELAY_PARAMETERS:
     case proto::LINK_PROBE:
     case proto::PROBE_ECHO:
+    case proto::BATCH_SIZES:
+    case proto::BATCH_ORDER:
       return true;
     default:
       return false;

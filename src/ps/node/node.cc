@@ -70,12 +70,13 @@ Node::Node(const Config& config, JobSettings settings, const Roles& roles,
     dispatcher_.Hold(proto::TASK);
     dispatcher_.Hold(proto::ITERATION_REPORT);
     dispatcher_.Hold(proto::SERVER_REPORT);
+    dispatcher_.Hold(proto::BATCH_SIZES);  // for STRET's batch tuning, where the job runs it
   }
   if (role() == Role::kWorker) {
     // The scheduler's relay orders and a straggler's may come before this worker's GradientSync.
     for (proto::Command command :
          {proto::RELAY_ORDER, proto::RELAY_START, proto::RELAY_STOP, proto::RELAY_GRADIENT,
-          proto::RELAY_PARAMETERS, proto::LINK_PROBE, proto::PROBE_ECHO}) {
+          proto::RELAY_PARAMETERS, proto::LINK_PROBE, proto::PROBE_ECHO, proto::BATCH_ORDER}) {
       dispatcher_.Hold(command);
     }
   }
