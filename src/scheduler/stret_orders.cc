@@ -50,7 +50,13 @@ StretOrders::~StretOrders() {
 
 void StretOrders::OnBatchSizes(Message&& msg) {
   const Buffer values = msg.vals_buffer();
-  const int index = node_.roles().IndexOf(msg.meta.sender());
+  const int sender = msg.meta.sender();
+  if (node_.roles().RoleOf(sender) != Role::kWorker || values.size() % sizeof(int32_t) != 0) {
+    LOG(WARNING) << "rank " << sender << " sent batch sizes of " << values.size()
+                 << " bytes; only a worker's, 4 bytes each, count";
+    return;
+  }
+  const int index = node_.roles().IndexOf(sender);
   std::vector<int> sizes(values.size() / sizeof(int32_t));
   for (size_t i = 0; i < sizes.size(); ++i) sizes[i] = values.as<int32_t>()[i];
   std::lock_guard<std::mutex> lock(mu_);
