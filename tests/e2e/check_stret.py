@@ -43,7 +43,7 @@ COMMON = ["--compute-ms=20", "--link-mb-s=5", "--model-mb=1", "--eval-every=5"]
 COMPUTE_BOUND = ["--compute-ms=20", "--eval-every=5"]
 BATCH = 64
 TARGET_ACC = 0.7
-TEST_ITERS, BENCH_ITERS = 30, 100
+TEST_ITERS, BENCH_ITERS = 20, 100
 WARMUP_ITERS = 3
 
 
