@@ -27,16 +27,21 @@ void RelayOrders::Order(int worker, int partner, bool withhold) {
   if (!answer.error().empty()) throw Error(answer.error());
 }
 
-void RelayOrders::TuneBatch(int worker, int batch, double weight) {
-  RelayControl::Check(worker, -1, node_.roles().num_workers());
+void RelayOrders::TuneBatches(const std::vector<BatchOrder>& orders) {
+  if (orders.empty()) return;
+  for (const BatchOrder& o : orders) RelayControl::Check(o.worker, -1, node_.roles().num_workers());
   std::lock_guard<std::mutex> control(node_.control_mutex());
-  Message order = channel_.Request(proto::BATCH_ORDER, node_.rank(), 0, channel_.Begin(1));
-  order.meta.set_batch_size(batch);
-  order.meta.set_weight(weight);
-  node_.transport().Send(node_.roles().WorkerRank(worker), order, nullptr);
-  const proto::Meta answer =
-      channel_.Wait(StrCat("ordering worker ", worker, " to run batches of ", batch))[0];
-  if (!answer.error().empty()) throw Error(answer.error());
+  const int64_t exchange = channel_.Begin(static_cast<int>(orders.size()));
+  for (const BatchOrder& o : orders) {
+    Message order = channel_.Request(proto::BATCH_ORDER, node_.rank(), 0, exchange);
+    order.meta.set_batch_size(o.batch);
+    order.meta.set_weight(o.weight);
+    node_.transport().Send(node_.roles().WorkerRank(o.worker), order, nullptr);
+  }
+  for (const proto::Meta& answer :
+       channel_.Wait(StrCat("ordering ", orders.size(), " workers to tune their batches"))) {
+    if (!answer.error().empty()) throw Error(answer.error());
+  }
 }
 
 std::vector<double> RelayOrders::Probe(int worker, int64_t bytes) {

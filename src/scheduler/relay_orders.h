@@ -19,7 +19,14 @@ class RelayOrders {
   void Withhold(int worker, bool withhold);
   // Worker `worker` runs batches of `batch` samples, its gradients weighted `weight`, from its next
   // iteration on (STRET's batch tuning).
-  void TuneBatch(int worker, int batch, double weight);
+  struct BatchOrder {
+    int worker;
+    int batch;
+    double weight;
+  };
+  // Sends every order at once and waits for all the answers, so that the workers take their new
+  // sizes at about the same iteration; the first refusal is thrown, naming its worker.
+  void TuneBatches(const std::vector<BatchOrder>& orders);
   std::vector<double> Probe(int worker, int64_t bytes);
   // Ends the order under way, and every later one, with an Error (the job is ending).
   void Cancel() { channel_.Cancel(); }

@@ -24,6 +24,9 @@ void KeyRequests::Prepare() {
 void KeyRequests::StartIteration(int64_t clock, double weight) {
   clock_ = clock;
   weight_ = weight;
+  // The relay link changes its orders only at BeginIteration: read them once per iteration.
+  withholding_ = relay_ != nullptr && relay_->Withholds();
+  relaying_out_ = relay_ != nullptr && relay_->PartnerFor(clock) >= 0;
   traffic_ = Traffic();
   for (KeyState& s : states_) {
     s.pushed_members = 0;
@@ -50,8 +53,8 @@ int KeyRequests::Send(int u, detail::Operation op, int64_t clock, bool init, boo
   detail::Request request{op, Buffer(&layout_.units()[u].key, sizeof(Key)), {}, {}, {}, nullptr, 0,
                           {}};
   // A withheld gradient: no values (a length of 0) and weight 0. A partner never withholds.
-  const bool withheld = op != detail::Operation::kPull && !init && relay_ != nullptr &&
-                        relay_->Withholds() && s.carried.empty();
+  const bool withheld =
+      op != detail::Operation::kPull && !init && withholding_ && s.carried.empty();
   request.sync.clock = clock;
   request.sync.version = s.version;
   request.sync.weight = withheld ? 0.0 : weight_ + s.carried_weight;
@@ -126,7 +129,7 @@ void KeyRequests::SendPushPull(int u) {
   s.queued = false;
   s.pulling = true;
   s.order = next_order_++;
-  if (relay_ && relay_->PartnerFor(clock_) >= 0) {
+  if (relaying_out_) {
     relay_->SendGradient(clock_, u, key, s.send, count, weight_);
     s.relayed_out = true;
     traffic_.bytes_out += static_cast<int64_t>(count * sizeof(float));

@@ -100,6 +100,8 @@ class KeyRequests {
   uint64_t next_order_ = 0;
   int64_t clock_ = 0;
   double weight_ = 1;
+  bool withholding_ = false;   // this iteration's pushes carry no values
+  bool relaying_out_ = false;  // this iteration's gradients go to the relay partner
   Traffic traffic_;
 };
 

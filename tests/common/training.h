@@ -40,10 +40,14 @@ struct TrainingOptions {
   // per task and clock checks that each was computed once; under epsp, that some moved.
   int tasks_per_worker = 0;
   // STRET's relay: the scheduler orders this many relays on and off (RelayControl),
-  // relay_gap_ms apart, while the workers train. Every server then checks that some pushes
-  // carried several workers' gradients.
+  // relay_gap_ms apart (the first held 4 gaps), while the workers train. Every server then checks
+  // that some pushes carried several workers' gradients. A relay starts at the straggler's next
+  // iteration and its partner's first clock not yet pushed, so the first must last a few
+  // iterations even on a loaded machine (EPSP's over tasks take about 16 ms here): with all gaps
+  // at 10 ms, every relay sometimes ended before it began. Orders that come after the workers
+  // finished (a fast machine) are refused, and the rest are not sent.
   int relays = 0;
-  int relay_gap_ms = 10;
+  int relay_gap_ms = 40;
 };
 
 // What the in-process and the multi-process tests both run: softmax regression trained in

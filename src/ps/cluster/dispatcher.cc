@@ -49,8 +49,9 @@ Dispatcher::Dispatcher(Role role, int rank, Rejecter reject, std::chrono::millis
 
 void Dispatcher::Take(proto::Command command, Sink sink) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  if (!sink) {
+  if (!sink) {  // its owner is gone: later messages wait for nobody, they are refused
     node_sinks_.erase(command);
+    held_.erase(command);
     return;
   }
   node_sinks_[command] = sink;

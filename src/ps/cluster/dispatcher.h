@@ -34,8 +34,8 @@ class Dispatcher {
   Dispatcher(Role role, int rank, Rejecter reject, std::chrono::milliseconds early_wait);
 
   // Node-level messages of `command` (requests, not responses) go to `sink`, starting with those
-  // held so far; nullptr stops them. Messages no sink takes are dropped (logged), or, where they
-  // await an answer, rejected.
+  // held so far; nullptr stops them, and ends Hold's. Messages no sink takes are dropped (logged),
+  // or, where they await an answer, rejected.
   void Take(proto::Command command, Sink sink);
   // Messages of `command` that come while no sink takes it wait for one.
   void Hold(proto::Command command);
