@@ -42,6 +42,10 @@ COMMON = ["--compute-ms=20", "--link-mb-s=5", "--model-mb=1", "--eval-every=5"]
 # the softmax's, its own t0.
 COMPUTE_BOUND = ["--compute-ms=20", "--eval-every=5"]
 BATCH = 64
+# The sizes a worker can run are multiples of the scenario's 8 tasks. Tuning keeps a worker at
+# BATCH only while its measured iteration is within 5% of the fastest's: on a loaded 2-core VM,
+# a worker as fast as the others sometimes measures 5% slower and gets one size below.
+SIZE_STEP = 8
 TARGET_ACC = 0.7
 TEST_ITERS, BENCH_ITERS = 20, 100
 WARMUP_ITERS = 3
@@ -132,15 +136,18 @@ def relay_failures(summary, stragglers):
 
 
 def batch_failures(summary):
-    """What is wrong with S1's batch tuning: one decision, worker 0 at a smaller size than the
-    others' BATCH, each worker running the size it was given from then on."""
+    """What is wrong with S1's batch tuning: one decision, worker 0 at half of BATCH or less
+    (it computes 3 times as long), the others at BATCH or one size below, each worker running the
+    size it was given from then on."""
     tunes = [d for d in summary["stret"] if d["kind"] == "batch_tune"]
     if len(tunes) != 1 or tunes[0]["action"] != "order":
         return [f"S1: batch tuning decisions {tunes}, expected one order"]
     given = {int(w): int(b) for w, b in re.findall(r"worker (\d+) (\d+)", tunes[0]["detail"])}
     failures = []
-    if not (0 < given.get(0, 0) < BATCH) or any(given.get(w) != BATCH for w in (1, 2, 3)):
-        failures.append(f"S1: batch sizes {given}: expected worker 0 below {BATCH}, the rest at it")
+    if not (0 < given.get(0, 0) <= BATCH // 2) or any(
+            not BATCH - SIZE_STEP <= given.get(w, 0) <= BATCH for w in (1, 2, 3)):
+        failures.append(f"S1: batch sizes {given}: expected worker 0 at most {BATCH // 2}, "
+                        f"the rest at {BATCH} or one size below")
     for w, size in given.items():
         ran = summary["batches"].get(w, {})
         last = max(ran, key=ran.get) if ran else None
