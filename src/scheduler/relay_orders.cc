@@ -27,19 +27,22 @@ void RelayOrders::Order(int worker, int partner, bool withhold) {
   if (!answer.error().empty()) throw Error(answer.error());
 }
 
-void RelayOrders::TuneBatches(const std::vector<BatchOrder>& orders) {
-  if (orders.empty()) return;
-  for (const BatchOrder& o : orders) RelayControl::Check(o.worker, -1, node_.roles().num_workers());
+void RelayOrders::TuneBatches(const std::vector<straggler::TunedBatch>& tuned,
+                              double weight_scale) {
+  if (tuned.empty()) return;
+  for (const straggler::TunedBatch& t : tuned) {
+    RelayControl::Check(t.worker, -1, node_.roles().num_workers());
+  }
   std::lock_guard<std::mutex> control(node_.control_mutex());
-  const int64_t exchange = channel_.Begin(static_cast<int>(orders.size()));
-  for (const BatchOrder& o : orders) {
+  const int64_t exchange = channel_.Begin(static_cast<int>(tuned.size()));
+  for (const straggler::TunedBatch& t : tuned) {
     Message order = channel_.Request(proto::BATCH_ORDER, node_.rank(), 0, exchange);
-    order.meta.set_batch_size(o.batch);
-    order.meta.set_weight(o.weight);
-    node_.transport().Send(node_.roles().WorkerRank(o.worker), order, nullptr);
+    order.meta.set_batch_size(t.batch);
+    order.meta.set_weight(t.weight * weight_scale);
+    node_.transport().Send(node_.roles().WorkerRank(t.worker), order, nullptr);
   }
   for (const proto::Meta& answer :
-       channel_.Wait(StrCat("ordering ", orders.size(), " workers to tune their batches"))) {
+       channel_.Wait(StrCat("ordering ", tuned.size(), " workers to tune their batches"))) {
     if (!answer.error().empty()) throw Error(answer.error());
   }
 }

@@ -5,6 +5,7 @@
 
 #include "ps/cluster/control_channel.h"
 #include "ps/node/node.h"
+#include "straggler/batch_tuning.h"
 
 namespace pacer {
 
@@ -17,16 +18,11 @@ class RelayOrders {
   // As RelayControl::Relay and RelayControl::Probe.
   void Relay(int straggler, int partner);
   void Withhold(int worker, bool withhold);
-  // Worker `worker` runs batches of `batch` samples, its gradients weighted `weight`, from its next
-  // iteration on (STRET's batch tuning).
-  struct BatchOrder {
-    int worker;
-    int batch;
-    double weight;
-  };
-  // Sends every order at once and waits for all the answers, so that the workers take their new
-  // sizes at about the same iteration; the first refusal is thrown, naming its worker.
-  void TuneBatches(const std::vector<BatchOrder>& orders);
+  // Each tuned worker runs batches of its size from its next iteration on, its gradients weighted
+  // its weight x `weight_scale` (STRET's batch tuning). Sends every order at once and waits for
+  // all the answers, so that the workers take their sizes at about the same iteration; the first
+  // refusal is thrown, naming its worker.
+  void TuneBatches(const std::vector<straggler::TunedBatch>& tuned, double weight_scale);
   std::vector<double> Probe(int worker, int64_t bytes);
   // Ends the order under way, and every later one, with an Error (the job is ending).
   void Cancel() { channel_.Cancel(); }

@@ -232,14 +232,11 @@ std::string StretOrders::TuneBatches(const Order& order) {
     throw Error(e.what());
   }
   std::ostringstream detail;
-  std::vector<RelayOrders::BatchOrder> batch_orders;
   for (const straggler::TunedBatch& t : tuned) {
-    // Weights that sum to the workers, as untuned ones do: on-arrival modes apply them as they
-    // are.
-    batch_orders.push_back({t.worker, t.batch, t.weight * workers});
     detail << (detail.tellp() > 0 ? ", " : "") << "worker " << t.worker << " " << t.batch;
   }
-  orders_.TuneBatches(batch_orders);
+  // Weights that sum to the workers, as untuned ones do: on-arrival modes apply them as they are.
+  orders_.TuneBatches(tuned, workers);
   LOG(INFO) << "STRET tuned the batch sizes: " << detail.str();
   return detail.str();
 }

@@ -20,14 +20,20 @@ void CheckTarget(int batch, int target) {
   }
 }
 
-// Rows of `features` scaled to unit length (a zero row stays zero).
-std::vector<float> Normalized(const std::vector<float>& features, int batch, int dim) {
-  std::vector<float> unit(features);
+// Rows of `features` scaled to unit length; zero[i] says that row i is all zeros (kept so).
+struct UnitRows {
+  std::vector<float> rows;
+  std::vector<bool> zero;
+};
+
+UnitRows Normalized(const std::vector<float>& features, int batch, int dim) {
+  UnitRows unit{features, std::vector<bool>(batch, false)};
   for (int i = 0; i < batch; ++i) {
-    float* row = unit.data() + static_cast<size_t>(i) * dim;
+    float* row = unit.rows.data() + static_cast<size_t>(i) * dim;
     double norm = 0;
     for (int d = 0; d < dim; ++d) norm += double{row[d]} * row[d];
-    if (norm == 0) continue;
+    unit.zero[i] = norm == 0;
+    if (unit.zero[i]) continue;
     const float scale = static_cast<float>(1 / std::sqrt(norm));
     for (int d = 0; d < dim; ++d) row[d] *= scale;
   }
@@ -52,17 +58,14 @@ std::vector<int> SelectRepresentatives(const std::vector<float>& features, int d
     }
   }
   CheckTarget(batch, target);
-  const std::vector<float> unit = Normalized(features, batch, dim);
+  const UnitRows unit = Normalized(features, batch, dim);
   auto distance = [&](int a, int b) {
-    const float* x = unit.data() + static_cast<size_t>(a) * dim;
-    const float* y = unit.data() + static_cast<size_t>(b) * dim;
-    double dot = 0, nx = 0, ny = 0;
-    for (int d = 0; d < dim; ++d) {
-      dot += double{x[d]} * y[d];
-      nx += double{x[d]} * x[d];
-      ny += double{y[d]} * y[d];
-    }
-    return nx == 0 || ny == 0 ? 1.0 : 1.0 - dot;
+    if (unit.zero[a] || unit.zero[b]) return 1.0;
+    const float* x = unit.rows.data() + static_cast<size_t>(a) * dim;
+    const float* y = unit.rows.data() + static_cast<size_t>(b) * dim;
+    double dot = 0;
+    for (int d = 0; d < dim; ++d) dot += double{x[d]} * y[d];
+    return 1.0 - dot;
   };
   // Higher loss first, then lower index: the order of preference everywhere below.
   auto preferred = [&](int a, int b) {
@@ -80,9 +83,12 @@ std::vector<int> SelectRepresentatives(const std::vector<float>& features, int d
     const int c = static_cast<int>(centres.size());
     centres.push_back(next);
     is_centre[next] = true;
+    nearest[next] = 0;  // a duplicate of an earlier centre still leads its own cluster
+    cluster[next] = c;
     for (int i = 0; i < batch; ++i) {
-      const double d = i == next ? 0.0 : distance(i, next);
-      if (d < nearest[i] || i == next) {  // a duplicate of an earlier centre still leads its own
+      if (is_centre[i]) continue;
+      const double d = distance(i, next);
+      if (d < nearest[i]) {
         nearest[i] = d;
         cluster[i] = c;
       }

@@ -29,8 +29,9 @@ from check_lost_worker import check_each, run_losing_worker  # noqa: E402
 RULES = ("bsp --on_worker_loss=continue", "epsp:0", "backup:1")
 TOLERANCE = 0.01
 ITERS = 500
-# Half the app's width: a quarter of its compute, so that a pair of runs takes about 1.5 minutes on
-# a 2-core VM instead of 3.5, and the model still learns (0.84 after 500 iterations, 0.86 at 16).
+# Half the app's width: a quarter of its compute, so that a rule's pair of runs took 81-132 s on a
+# 2-core VM instead of about 3.5 minutes, and the model still learns (0.82-0.84 after 500
+# iterations, 0.86 at width 16).
 WIDTH = 8
 # The app's optimizer, its schedule in clocks. asp's momentum is lower: asynchrony adds momentum
 # of its own, which grows with the workers (at the app's 0.9, asp ends about 1 point lower with 4
