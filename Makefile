@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 MPI_AS_ROOT := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MPIRUN := $(MPI_AS_ROOT) mpirun --oversubscribe
 
-.PHONY: all deps configure build demo test test-sanitize soak fuzz fuzz-build fuzz-record fuzz-seeds bench-kv bench-reduce bench-sas bench-stret bench-falcon bench-synthetic format clean
+.PHONY: all deps configure build demo test test-sanitize soak fuzz fuzz-build fuzz-record fuzz-seeds bench-kv bench-reduce bench-sas bench-stret bench-sms bench-falcon bench-synthetic format clean
 
 all: build
 
@@ -76,6 +76,10 @@ bench-stret: build
 
 bench-synthetic: build
 	python3 scripts/bench_synthetic.py $(BUILD)/bin --json=$(BUILD)/synthetic-bench.json
+
+bench-sms: build
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 python3 tests/e2e/check_sms.py \
+	  $$(command -v mpirun) $(BUILD)/bin/pacer-scenario --bench --json=$(BUILD)/sms-bench.json
 
 bench-falcon: build
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 python3 tests/e2e/check_falcon.py \

@@ -53,7 +53,9 @@ DEFINE_double(link_mb_s, 0,
 DEFINE_double(server_mb_s, 0,
               "every server's emulated service rate in MB/s of work (0: their own speed); S4 "
               "slows server 0 to a third of it");
-DEFINE_string(policy, "bsp", "bsp, asp, ssp:S, backup:B, dynsgd, consgd, epsp:S, sas, stret");
+DEFINE_string(policy, "bsp",
+              "bsp, asp, ssp:S, backup:B, dynsgd, consgd, epsp:S, sas, stret, sms, or several "
+              "joined by '+' (sms+stret)");
 DEFINE_int32(tasks, 8, "tasks (micro-batches) per worker and iteration; --batch is a multiple");
 DEFINE_string(server_window, "4s:6s", "S4: when server 0 is slow, START:LENGTH since the start");
 DEFINE_int32(iters, 100, "iterations (clocks) to train");

@@ -3,6 +3,7 @@
 #include <pacer/error.h>
 #include <pacer/sync_mode.h>
 
+#include <sstream>
 #include <stdexcept>
 
 namespace pacer {
@@ -57,20 +58,29 @@ std::vector<std::string> ScenarioInjects(const std::string& scenario, const JobS
 }
 
 void ApplyPolicy(const std::string& policy, Config* config) {
-  if (policy == "sas") {
-    config->sync = "bsp";
-    config->balance = "sas";
-    return;
+  config->sync = "bsp";
+  std::istringstream parts(policy);
+  std::string part;
+  bool any = false;
+  while (std::getline(parts, part, '+')) {
+    any = true;
+    if (part == "sas") {
+      config->balance = "sas";
+    } else if (part == "stret") {
+      config->comm_policy = "stret";
+    } else if (part == "sms") {
+      config->predicted_policy = "sms";
+    } else {
+      try {
+        config->sync = SyncMode::Parse(part).ToString();
+      } catch (const Error& e) {
+        throw std::invalid_argument("--policy=" + policy + ": '" + part +
+                                    "' is not sas, stret, sms or a sync mode (" + e.what() + ")");
+      }
+    }
   }
-  if (policy == "stret") {
-    config->sync = "bsp";
-    config->comm_policy = "stret";
-    return;
-  }
-  try {
-    config->sync = SyncMode::Parse(policy).ToString();
-  } catch (const Error& e) {
-    throw std::invalid_argument("--policy=" + policy + ": not a known policy (" + e.what() + ")");
+  if (!any || policy.back() == '+') {
+    throw std::invalid_argument("--policy=" + policy + ": an empty policy");
   }
 }
 

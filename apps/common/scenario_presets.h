@@ -23,8 +23,9 @@ struct JobShape {
 // unknown name.
 std::vector<std::string> ScenarioInjects(const std::string& scenario, const JobShape& job);
 
-// Sets a policy's options: a baseline's --sync mode (they are the same words), or sas: BSP with
-// --balance=sas, or stret: BSP with --comm_policy=stret. Throws std::invalid_argument for a policy
+// Sets a policy's options: a baseline's --sync mode (they are the same words), sas (--balance=sas),
+// stret (--comm_policy=stret) or sms (--predicted_policy=sms), or several joined by '+' (sms+stret,
+// sms+epsp:0), under BSP unless one names a sync mode. Throws std::invalid_argument for a policy
 // this build does not know.
 void ApplyPolicy(const std::string& policy, Config* config);
 

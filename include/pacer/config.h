@@ -80,6 +80,12 @@ struct Config {
   // accuracy points per iteration (as the application reports it: GradientSync::ReportAccuracy).
   int withhold_every = 100;
   double withhold_threshold = 0.01;
+  // --predicted_policy: the scheduler's answer to predicted compute stragglers. "sms": SMS's batch
+  // shrink, a worker whose compute is predicted past (1 + --shrink_margin) x the median worker's
+  // runs a smaller batch for as long as the prediction holds, its gradients weighted by the
+  // samples (STRAGGLERS.md section 5); "none" (the default): batches stay the application's.
+  std::string predicted_policy = "none";
+  double shrink_margin = 0.5;
   // --server_bandwidth: servers' known capacity (a NIC's rate, say), as RATE for every server or
   // RATE,RATE,... one per server, like 1.25GB/s. SAS then judges a server by the worse of its
   // measured service rate and this one. Empty: measured only.

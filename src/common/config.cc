@@ -165,6 +165,14 @@ DEFINE_double(withhold_threshold,
               pacer::EnvDouble("PACER_WITHHOLD_THRESHOLD", pacer::kDefaults.withhold_threshold),
               "stret: accuracy points per iteration below which a straggler is withheld");
 
+DEFINE_string(predicted_policy,
+              pacer::EnvString("PACER_PREDICTED_POLICY", pacer::kDefaults.predicted_policy.c_str()),
+              "predicted compute stragglers: none, or sms (shrink the batch of a worker predicted "
+              "slow, its gradients weighted by the samples)");
+DEFINE_double(shrink_margin,
+              pacer::EnvDouble("PACER_SHRINK_MARGIN", pacer::kDefaults.shrink_margin),
+              "sms: a worker predicted slower than (1 + this) x the median worker is shrunk");
+
 DEFINE_string(server_bandwidth, pacer::EnvString("PACER_SERVER_BANDWIDTH", ""),
               "servers' known capacity for SAS: RATE for all, or RATE,RATE,... one per server");
 
@@ -232,6 +240,8 @@ Config Config::FromFlags() {
   c.relays_per_partner = FLAGS_relays_per_partner;
   c.withhold_every = FLAGS_withhold_every;
   c.withhold_threshold = FLAGS_withhold_threshold;
+  c.predicted_policy = FLAGS_predicted_policy;
+  c.shrink_margin = FLAGS_shrink_margin;
   c.server_bandwidth = FLAGS_server_bandwidth;
   c.straggler_floor_ms = FLAGS_straggler_floor_ms;
   c.heartbeat_timeout_s = FLAGS_heartbeat_timeout_s;

@@ -112,6 +112,18 @@ void MetricsLog::Stret(int64_t iteration, double t_s, int rank, int partner_rank
         true);
 }
 
+void MetricsLog::Sms(int64_t iteration, double t_s, int rank, const straggler::SmsShrink& s,
+                     const char* action, const std::string& detail) {
+  if (!enabled()) return;
+  Write(Format("{\"type\":\"decision\",\"iter\":%lld,\"t_s\":%.6f,\"policy\":\"sms\","
+               "\"target_rank\":%d,\"target_index\":%d,\"kind\":\"batch\",\"action\":\"%s\","
+               "\"batch\":%d,\"weight\":%.6f,\"predicted_s\":%.6f,\"median_s\":%.6f,"
+               "\"detail\":\"%s\"}\n",
+               static_cast<long long>(iteration), t_s, rank, s.worker, action, s.batch, s.weight,
+               s.predicted_s, s.median_s, detail.c_str()),
+        true);
+}
+
 void MetricsLog::Exclusion(double t_s, int rank, int index, const std::string& why) {
   if (!enabled()) return;
   Write(Format("{\"type\":\"decision\",\"iter\":%lld,\"t_s\":%.6f,\"policy\":\"liveness\","

@@ -11,6 +11,7 @@
 #include "scheduler/telemetry_intake.h"
 #include "straggler/detector.h"
 #include "straggler/sas_policy.h"
+#include "straggler/sms_policy.h"
 #include "straggler/stret_policy.h"
 
 namespace pacer {
@@ -40,6 +41,10 @@ class MetricsLog : public TelemetryObserver {
   // ordered, "done" with what a probe measured, "failed" with why not.
   void Stret(int64_t iteration, double t_s, int rank, int partner_rank,
              const straggler::StretDecision& d, const char* action, const std::string& detail);
+  // An SMS batch order for worker `rank`, decided at `iteration`: `action` "order" when the
+  // worker took it, "failed" with why not in `detail`.
+  void Sms(int64_t iteration, double t_s, int rank, const straggler::SmsShrink& s,
+           const char* action, const std::string& detail);
   // The job went on without worker `index` (rank `rank`), lost as `why` says, at the latest clock
   // a worker reported.
   void Exclusion(double t_s, int rank, int index, const std::string& why);

@@ -9,8 +9,9 @@
 
 namespace pacer {
 
-// The scheduler's orders to STRET's worker side (RelayLink, LinkProbe), behind RelayControl and
-// StretOrders. Each waits for its answer, under the node's control mutex (one order at a time).
+// The scheduler's orders to STRET's worker side (RelayLink, LinkProbe, BatchOrders), behind
+// RelayControl, StretOrders and SmsOrders (whose batch shrink uses STRET's batch orders). Each
+// waits for its answer, under the node's control mutex (one order at a time).
 class RelayOrders {
  public:
   explicit RelayOrders(Node& node);

@@ -29,49 +29,23 @@ double Median(std::deque<double> values) {
 
 }  // namespace
 
-StretOrders::StretOrders(Node& node, MetricsLog& metrics, const StragglerWatch& watch)
+StretOrders::StretOrders(Node& node, MetricsLog& metrics, const StragglerWatch& watch,
+                         const AllowedBatches& allowed)
     : node_(node),
       metrics_(metrics),
       watch_(watch),
+      allowed_(allowed),
       orders_(node),
       policy_(OptionsOf(node.config())),
       server_bandwidth_(node.roles().num_workers()),
       compute_s_(node.roles().num_workers()),
-      push_s_(node.roles().num_workers()),
-      thread_([this] { Run(); }) {
-  node.dispatcher().Take(proto::BATCH_SIZES,
-                         [this](Message&& msg) { OnBatchSizes(std::move(msg)); });
-}
+      push_s_(node.roles().num_workers()) {}
 
-StretOrders::~StretOrders() {
-  node_.dispatcher().Take(proto::BATCH_SIZES, nullptr);
-  Stop();
-}
-
-void StretOrders::OnBatchSizes(Message&& msg) {
-  const Buffer values = msg.vals_buffer();
-  const int sender = msg.meta.sender();
-  if (node_.roles().RoleOf(sender) != Role::kWorker || values.size() % sizeof(int32_t) != 0) {
-    LOG(WARNING) << "rank " << sender << " sent batch sizes of " << values.size()
-                 << " bytes; only a worker's, 4 bytes each, count";
-    return;
-  }
-  const int index = node_.roles().IndexOf(sender);
-  std::vector<int> sizes(values.size() / sizeof(int32_t));
-  for (size_t i = 0; i < sizes.size(); ++i) sizes[i] = values.as<int32_t>()[i];
-  std::lock_guard<std::mutex> lock(mu_);
-  allowed_batches_[index] = std::move(sizes);
-}
+StretOrders::~StretOrders() { Stop(); }
 
 void StretOrders::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-    queue_.clear();
-  }
   orders_.Cancel();
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  queue_.Stop();
 }
 
 void StretOrders::OnIteration(int index, int rank, const IterationReport& r) {
@@ -119,41 +93,20 @@ void StretOrders::OnBoundary(int64_t iteration) {
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return;
     o.peer_bandwidth = peer_bandwidth_;
   }
-  std::vector<straggler::StretDecision> decisions = policy_.Decide(o);
-  if (decisions.empty()) return;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (straggler::StretDecision& d : decisions) {
-      Order order{iteration, std::move(d), {}, last_batch_};
-      if (order.decision.kind == straggler::StretDecision::Kind::kBatchTune) {
-        for (int w = 0; w < o.num_workers; ++w) {
-          straggler::BatchProfile profile{w, {}, Median(push_s_[w])};
-          for (const auto& [batch, seconds] : compute_s_[w]) {
-            profile.compute_s[batch] = Median(seconds);
-          }
-          order.profiles.push_back(std::move(profile));
+  for (straggler::StretDecision& d : policy_.Decide(o)) {
+    Order order{iteration, std::move(d), {}, last_batch_};
+    if (order.decision.kind == straggler::StretDecision::Kind::kBatchTune) {
+      for (int w = 0; w < o.num_workers; ++w) {
+        straggler::BatchProfile profile{w, {}, Median(push_s_[w])};
+        for (const auto& [batch, seconds] : compute_s_[w]) {
+          profile.compute_s[batch] = Median(seconds);
         }
+        order.profiles.push_back(std::move(profile));
       }
-      queue_.push_back(std::move(order));
     }
-  }
-  wake_.notify_all();
-}
-
-void StretOrders::Run() {
-  for (;;) {
-    Order order;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
-      order = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    Execute(order);
+    if (!queue_.Post([this, order = std::move(order)] { Execute(order); })) return;
   }
 }
 
@@ -209,25 +162,9 @@ void StretOrders::Execute(const Order& order) {
 
 std::string StretOrders::TuneBatches(const Order& order) {
   const int workers = node_.roles().num_workers();
-  std::vector<int> allowed;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (int w = 0; w < workers; ++w) {
-      if (allowed_batches_.count(w) == 0) {
-        throw Error(StrCat("worker ", w, " has not told its batch sizes (AllowBatchSizes)"));
-      }
-    }
-    for (int size : allowed_batches_[0]) {  // the sizes every worker can run
-      bool everywhere = true;
-      for (const auto& [w, sizes] : allowed_batches_) {
-        everywhere &= std::find(sizes.begin(), sizes.end(), size) != sizes.end();
-      }
-      if (everywhere) allowed.push_back(size);
-    }
-  }
   std::vector<straggler::TunedBatch> tuned;
   try {
-    tuned = straggler::TuneBatches(order.profiles, allowed, order.nominal_batch);
+    tuned = straggler::TuneBatches(order.profiles, allowed_.Common(), order.nominal_batch);
   } catch (const std::invalid_argument& e) {
     throw Error(e.what());
   }

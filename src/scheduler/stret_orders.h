@@ -1,17 +1,17 @@
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "ps/node/node.h"
+#include "scheduler/allowed_batches.h"
 #include "scheduler/metrics_log.h"
+#include "scheduler/order_queue.h"
 #include "scheduler/relay_orders.h"
 #include "scheduler/straggler_watch.h"
 #include "scheduler/telemetry_intake.h"
@@ -33,7 +33,8 @@ class StretOrders : public TelemetryObserver {
  public:
   static bool Wanted(const Node& node) { return node.config().comm_policy == "stret"; }
 
-  StretOrders(Node& node, MetricsLog& metrics, const StragglerWatch& watch);
+  StretOrders(Node& node, MetricsLog& metrics, const StragglerWatch& watch,
+              const AllowedBatches& allowed);
   ~StretOrders() override;
 
   void OnIteration(int index, int rank, const IterationReport& report) override;
@@ -55,16 +56,15 @@ class StretOrders : public TelemetryObserver {
     std::vector<straggler::BatchProfile> profiles;  // kBatchTune: as measured then
     int nominal_batch = 0;                          // kBatchTune: the size every worker runs
   };
-  void Run();
   void Execute(const Order& order);
   // kBatchTune: each worker's size and weight from the profiles and the sizes the workers allow.
   std::string TuneBatches(const Order& order);
-  void OnBatchSizes(Message&& msg);
   int RankOf(int worker) const { return worker < 0 ? -1 : node_.roles().WorkerRank(worker); }
 
   Node& node_;
   MetricsLog& metrics_;
   const StragglerWatch& watch_;
+  const AllowedBatches& allowed_;
   RelayOrders orders_;
   straggler::StretPolicy policy_;                     // the intake's thread only
   std::vector<std::deque<double>> server_bandwidth_;  // per worker: its last kSamples reports
@@ -75,12 +75,8 @@ class StretOrders : public TelemetryObserver {
   int last_batch_ = 0;  // worker 0's, as last reported
 
   std::mutex mu_;
-  std::condition_variable wake_;
-  std::deque<Order> queue_;
   std::map<std::pair<int, int>, double> peer_bandwidth_;  // probed: (lower, higher) index
-  std::map<int, std::vector<int>> allowed_batches_;       // by worker: AllowBatchSizes'
-  bool stopping_ = false;
-  std::thread thread_;  // last: it starts once the rest is in place
+  OrderQueue queue_;  // last: its thread runs orders that use the rest
 };
 
 }  // namespace pacer

@@ -5,15 +5,22 @@
 namespace pacer {
 
 SchedulerServices::SchedulerServices(Node& node)
-    : metrics_(node.config().metrics), watch_(node, metrics_), task_authority_(node) {
+    : metrics_(node.config().metrics),
+      watch_(node, metrics_),
+      allowed_batches_(node),
+      task_authority_(node) {
   std::vector<TelemetryObserver*> observers = {&metrics_, &watch_};
   if (MigrationOrders::Wanted(node)) {
     migration_orders_ = std::make_unique<MigrationOrders>(node, metrics_);
     observers.push_back(migration_orders_.get());
   }
   if (StretOrders::Wanted(node)) {
-    stret_orders_ = std::make_unique<StretOrders>(node, metrics_, watch_);
+    stret_orders_ = std::make_unique<StretOrders>(node, metrics_, watch_, allowed_batches_);
     observers.push_back(stret_orders_.get());  // after the watch: it reads the watch's flags
+  }
+  if (SmsOrders::Wanted(node)) {
+    sms_orders_ = std::make_unique<SmsOrders>(node, metrics_, allowed_batches_);
+    observers.push_back(sms_orders_.get());
   }
   intake_ = std::make_unique<TelemetryIntake>(node, std::move(observers));
   exclusions_ = node.cluster().WatchExclusions([this, &node](int rank, const std::string& why) {
@@ -24,6 +31,7 @@ SchedulerServices::SchedulerServices(Node& node)
 void SchedulerServices::Stop() {
   if (migration_orders_) migration_orders_->Stop();
   if (stret_orders_) stret_orders_->Stop();
+  if (sms_orders_) sms_orders_->Stop();
 }
 
 }  // namespace pacer

@@ -22,7 +22,7 @@ PeriodicPredictor::PeriodicPredictor(const PredictorOptions& options)
 void PeriodicPredictor::Observe(double value) {
   if (started_) {
     if (value > 0) {
-      error_sum_ += std::abs(prediction_ - value) / value;
+      error_sum_ += std::abs(Predict() - value) / value;
       ++errors_;
     }
     auto record = [&](std::deque<double>* errors, double predicted) {
@@ -44,29 +44,36 @@ void PeriodicPredictor::Observe(double value) {
   while (history_.size() > 2 * static_cast<size_t>(options_.max_period)) history_.pop_front();
   if (++since_search_ >= kSearchEvery) {
     since_search_ = 0;
+    const size_t before = period_;
     FindPeriod();
+    if (period_ != before && period_ > 0) ReplayPeriodicErrors();
   }
   last_mean_ = MeanPrediction();
-  last_periodic_ = period_ > 0 ? PeriodicPrediction() : last_mean_;
+  last_periodic_ = period_ > 0 ? PeriodicPrediction(1) : last_mean_;
   // Judged over one period: a mean tracks noise as well as anything, and is wrong exactly at
   // the turns of a periodic pattern, which only a whole period shows.
-  bool periodic_better = false;
+  periodic_better_ = false;
   if (period_ > 0 && periodic_errors_.size() >= period_) {
     const auto last = [&](const std::deque<double>& d) {
       return std::accumulate(d.end() - static_cast<std::ptrdiff_t>(period_), d.end(), 0.0);
     };
-    periodic_better = last(periodic_errors_) < last(mean_errors_);
+    periodic_better_ = last(periodic_errors_) < last(mean_errors_);
   }
-  prediction_ = periodic_better ? last_periodic_ : last_mean_;
 }
 
-double PeriodicPredictor::PeriodicPrediction() const {
-  // The values at the same phase one and (if known) two periods back.
+double PeriodicPredictor::PredictAhead(int steps) const {
+  if (!started_) return 0;
+  return periodic_better_ ? PeriodicPrediction(steps) : MeanPrediction();
+}
+
+double PeriodicPredictor::PeriodicPrediction(int steps) const {
+  // Within a period of the last value; further ahead is the same phase of the next period.
+  const size_t ahead = (static_cast<size_t>(std::max(1, steps)) - 1) % period_;
   const size_t n = history_.size();
-  double total = history_[n - period_];
+  double total = history_[n - period_ + ahead];
   int count = 1;
   if (n >= 2 * period_) {
-    total += history_[n - 2 * period_];
+    total += history_[n - 2 * period_ + ahead];
     ++count;
   }
   return total / count;
@@ -105,6 +112,19 @@ void PeriodicPredictor::FindPeriod() {
   while (r[lag] < 0.9 * best) ++lag;
   while (lag < max_lag && r[lag + 1] >= r[lag]) ++lag;
   period_ = lag;
+}
+
+void PeriodicPredictor::ReplayPeriodicErrors() {
+  // What the model with this period would have erred over the history it can judge, so that it
+  // takes over as soon as it is found rather than a period later (a phase later, in S5).
+  periodic_errors_.clear();
+  const size_t n = history_.size();
+  const size_t judged = std::min(mean_errors_.size(), n - period_);
+  for (size_t k = n - judged; k < n; ++k) {
+    double predicted = history_[k - period_];
+    if (k >= 2 * period_) predicted = (predicted + history_[k - 2 * period_]) / 2;
+    periodic_errors_.push_back(std::abs(predicted - history_[k]));
+  }
 }
 
 double PeriodicPredictor::RelativeError() const {

@@ -14,7 +14,10 @@ class Predictor {
   virtual ~Predictor() = default;
   virtual void Observe(double value) = 0;
   // The predicted next value; 0 before the first observation.
-  virtual double Predict() const = 0;
+  double Predict() const { return PredictAhead(1); }
+  // The value predicted `steps` (at least 1) observations ahead: what an order must act on when
+  // it takes effect a step after it is sent.
+  virtual double PredictAhead(int steps) const = 0;
   // Mean absolute one-step-ahead error relative to the observed value, over what was seen.
   virtual double RelativeError() const = 0;
 };
@@ -35,15 +38,17 @@ class PeriodicPredictor : public Predictor {
   explicit PeriodicPredictor(const PredictorOptions& options = {});
 
   void Observe(double value) override;
-  double Predict() const override { return prediction_; }
+  double PredictAhead(int steps) const override;
   double RelativeError() const override;
   // The period in use, or 0.
   size_t period() const { return period_; }
 
  private:
   double MeanPrediction() const { return mean_; }
-  double PeriodicPrediction() const;
+  // The value `steps` ahead at the same phase one and (if known) two periods back.
+  double PeriodicPrediction(int steps) const;
   void FindPeriod();
+  void ReplayPeriodicErrors();
 
   PredictorOptions options_;
   double alpha_;
@@ -55,7 +60,7 @@ class PeriodicPredictor : public Predictor {
   // Recent absolute errors of each model, and the overall error of what was predicted.
   std::deque<double> mean_errors_, periodic_errors_;
   double last_mean_ = 0, last_periodic_ = 0;
-  double prediction_ = 0;
+  bool periodic_better_ = false;  // the model in use
   double error_sum_ = 0;
   size_t errors_ = 0;
 };

@@ -9,7 +9,8 @@ namespace pacer {
 
 class Node;
 
-// The worker's side of STRET's one-time batch tuning (STRAGGLERS.md section 6): it tells the
+// The worker's side of the scheduler's batch orders, STRET's one-time tuning and SMS's shrink
+// (STRAGGLERS.md sections 6 and 5): it tells the
 // scheduler which batch sizes the application can run (BATCH_SIZES), and takes the scheduler's
 // order (BATCH_ORDER) of the size to run and the weight of its gradients, which hold from the
 // next iteration on so that an iteration's batch and weight agree.

@@ -51,6 +51,26 @@ TEST(PredictorTest, PredictsPeriodicSlowPhasesOneStepAhead) {
   EXPECT_LT(p.RelativeError(), 0.2);
 }
 
+// An order takes effect a step after it is sent: the prediction two steps ahead must see each
+// slow phase coming from the iteration before it starts, and its end likewise.
+TEST(PredictorTest, PredictsTwoStepsAhead) {
+  const FaultSpec s5 = FaultSpec::Parse("worker:0:compute=3x@period=200:50");
+  PeriodicPredictor p;
+  const double fast = 0.010;
+  int wrong = 0, judged = 0;
+  for (int64_t i = 0; i < 1600; ++i) {
+    if (i >= 600) {
+      ++judged;
+      wrong += (p.PredictAhead(2) > 1.2 * fast) != s5.ActiveAt(i + 1, 0, 0, 0);
+      EXPECT_DOUBLE_EQ(p.PredictAhead(1), p.Predict());
+    }
+    p.Observe(fast * (s5.ActiveAt(i, 0, 0, 0) ? 3 : 1));
+  }
+  EXPECT_EQ(judged, 1000);
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(p.period(), 200u);
+}
+
 TEST(PredictorTest, FindsNoPeriodInNoise) {
   PeriodicPredictor p;
   std::mt19937_64 rng(6);

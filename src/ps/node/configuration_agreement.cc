@@ -25,6 +25,8 @@ std::vector<std::pair<std::string, std::string>> JobWideOptions(const Config& c)
           {"inject_seed", StrCat(c.inject_seed)},
           {"balance", c.balance},
           {"comm_policy", c.comm_policy},
+          {"predicted_policy", c.predicted_policy},
+          {"shrink_margin", StrCat(c.shrink_margin)},
           {"server_bandwidth", c.server_bandwidth},
           {"migrate_every", StrCat(c.migrate_every)},
           {"heartbeat_timeout_s", StrCat(c.heartbeat_timeout_s)},

@@ -75,6 +75,7 @@ void CheckNumbers(const Config& c) {
   ExpectAbove("relays_per_partner", c.relays_per_partner, 0);
   ExpectAbove("withhold_every", c.withhold_every, 0);
   ExpectAtLeast("withhold_threshold", c.withhold_threshold, 0.0);
+  ExpectAbove("shrink_margin", c.shrink_margin, 0.0);
   ExpectAbove("heartbeat_timeout_s", c.heartbeat_timeout_s, 0.0);
   const TransportTuning& t = c.tuning;
   ExpectAbove("max_inflight_bytes", t.max_inflight_bytes, int64_t{0});
@@ -119,6 +120,7 @@ JobSettings JobSettings::Check(const Config& config, const Roles& roles) {
   ExpectOneOf("reduce_device", config.reduce_device, {"cpu", "cuda"});
   ExpectOneOf("balance", config.balance, {"none", "sas"});
   ExpectOneOf("comm_policy", config.comm_policy, {"none", "stret"});
+  ExpectOneOf("predicted_policy", config.predicted_policy, {"none", "sms"});
   ExpectOneOf("on_worker_loss", config.on_worker_loss, {"abort", "continue"});
   CheckNumbers(config);
   SyncMode::Parse(config.sync);

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ps/node/node.h"
+#include "scheduler/allowed_batches.h"
+#include "scheduler/metrics_log.h"
+#include "scheduler/order_queue.h"
+#include "scheduler/relay_orders.h"
+#include "scheduler/telemetry_intake.h"
+#include "straggler/sms_policy.h"
+
+namespace pacer {
+
+// The scheduler's side of SMS's batch shrink (--predicted_policy=sms, STRAGGLERS.md section 5):
+// it feeds SmsPolicy each worker's measured compute per batch and the sizes the application allows
+// (GradientSync::AllowBatchSizes), and at every iteration boundary sends the policy's orders, the
+// same batch orders STRET's tuning sends, on a thread of its own since each waits for the
+// workers' answers. Every order, and how it went, goes to the log and the metrics log.
+class SmsOrders : public TelemetryObserver {
+ public:
+  static bool Wanted(const Node& node) { return node.config().predicted_policy == "sms"; }
+
+  SmsOrders(Node& node, MetricsLog& metrics, const AllowedBatches& allowed);
+  ~SmsOrders() override;
+
+  void OnIteration(int index, int rank, const IterationReport& report) override;
+  void OnBoundary(int64_t iteration) override;
+  // Orders nothing more; an order under way ends with an Error.
+  void Stop();
+
+ private:
+  void Execute(int64_t iteration, const std::vector<straggler::SmsShrink>& shrinks);
+
+  Node& node_;
+  MetricsLog& metrics_;
+  const AllowedBatches& allowed_;
+  RelayOrders orders_;
+  straggler::SmsPolicy policy_;  // the intake's thread only
+  std::vector<bool> told_;       // per worker: its sizes are in the policy
+  OrderQueue queue_;             // last: its thread runs orders that use the rest
+};
+
+}  // namespace pacer

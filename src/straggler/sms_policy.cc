@@ -1,0 +1,101 @@
+#include "straggler/sms_policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace pacer {
+namespace straggler {
+namespace {
+
+// The predictor sees the median of each worker's last 3 computes, so that a single stall (of a
+// loaded host, or a periodic evaluation) neither orders a shrink nor shows as a period; a step
+// reaches it one iteration late, which predicting one step further makes up.
+constexpr size_t kFiltered = 3;
+constexpr int kFilterLag = 1;
+
+}  // namespace
+
+SmsPolicy::SmsPolicy(const SmsOptions& options) : options_(options) {}
+
+void SmsPolicy::Allow(int worker, std::vector<int> sizes) {
+  if (sizes.empty()) {
+    throw std::invalid_argument("worker " + std::to_string(worker) + " allows no batch size");
+  }
+  for (int size : sizes) {
+    if (size <= 0) {
+      throw std::invalid_argument("worker " + std::to_string(worker) + " allows batch size " +
+                                  std::to_string(size) + ", which is not positive");
+    }
+  }
+  std::sort(sizes.begin(), sizes.end());
+  workers_[worker].sizes = std::move(sizes);
+}
+
+void SmsPolicy::Observe(int worker, double compute_s, int batch) {
+  Worker& w = workers_[worker];
+  if (w.sizes.empty() || batch <= 0) return;  // its full batch is not known
+  w.recent.push_back(compute_s * w.sizes.back() / batch);
+  if (w.recent.size() > kFiltered) w.recent.pop_front();
+  if (w.recent.size() < kFiltered) return;
+  std::vector<double> sorted(w.recent.begin(), w.recent.end());
+  std::sort(sorted.begin(), sorted.end());
+  w.measured_s = sorted[kFiltered / 2];
+  if (!w.predictor) w.predictor = MakePredictor(options_.predictor);
+  w.predictor->Observe(w.measured_s);
+}
+
+int SmsPolicy::BatchOf(int worker) const {
+  const auto it = workers_.find(worker);
+  if (it == workers_.end() || it->second.sizes.empty()) return 0;
+  return it->second.ordered > 0 ? it->second.ordered : it->second.sizes.back();
+}
+
+bool SmsPolicy::Slow(double seconds, double median_s) const {
+  return seconds > (1 + options_.margin) * median_s && seconds - median_s >= options_.floor_s;
+}
+
+int SmsPolicy::Target(const Worker& w, double predicted_s, double median_s) const {
+  const int full = w.sizes.back();
+  const int current = w.ordered > 0 ? w.ordered : full;
+  if (!Slow(predicted_s, median_s)) {
+    // Back to the full batch once it is measured fast too: a prediction of the phase's end that
+    // comes early (a period still being refined) would cost slow iterations at the full batch,
+    // one that comes late only a few small batches.
+    return current != full && Slow(w.measured_s, median_s) ? current : full;
+  }
+  const double wanted = full * median_s / predicted_s;
+  if (current != full && std::abs(wanted - current) <= options_.resize_fraction * current) {
+    return current;
+  }
+  int target = w.sizes.front();
+  for (int size : w.sizes) {
+    if (size <= wanted * (1 + options_.size_tolerance)) target = size;
+  }
+  return target;
+}
+
+std::vector<SmsShrink> SmsPolicy::Decide() {
+  std::map<int, double> predicted;
+  for (const auto& [index, w] : workers_) {
+    if (w.predictor) predicted[index] = w.predictor->PredictAhead(options_.lookahead + kFilterLag);
+  }
+  std::vector<SmsShrink> orders;
+  if (predicted.size() < 2) return orders;  // nobody to be slower than
+  std::vector<double> values;
+  for (const auto& [index, t] : predicted) values.push_back(t);
+  std::nth_element(values.begin(), values.begin() + (values.size() - 1) / 2, values.end());
+  const double median = values[(values.size() - 1) / 2];
+  for (const auto& [index, t] : predicted) {
+    Worker& w = workers_[index];
+    const int target = Target(w, t, median);
+    if (target == BatchOf(index)) continue;
+    w.ordered = target;
+    orders.push_back({index, target, static_cast<double>(target) / w.sizes.back(), t, median});
+  }
+  return orders;
+}
+
+}  // namespace straggler
+}  // namespace pacer

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Predicted stragglers under SMS's batch shrink (issue 32).
+
+Usage: check_sms.py MPIRUN PACER_SCENARIO [--bench] [--json=FILE]
+
+4 workers, 1 server, softmax regression on Fashion-MNIST, one task of 16 ms of emulated compute
+per iteration at the full batch of 64 (a smaller batch computes proportionally less). S5 slows
+worker 0's compute 3x in the last 50 of every 200 iterations.
+
+The test (default) runs S5 and S6 under sms for 800 iterations and checks what does not depend on
+timing: from the third slow phase on (550-599, 750-799: the predictor needs two periods to find
+the period), worker 0 already runs a shrunk batch at the first slow iteration of each phase (the
+order left at a boundary before it), at most 0.4 x 64 (b' = 64 / 3, within the policy's 5%), and
+runs the full batch again within 5 iterations after the phase (it goes back once measured fast,
+the median of its last 3 computes, and the order holds 2 iterations later); every order names worker 0 and
+weights its gradient batch / 64; no other worker is ever shrunk; in S6 SMS orders nothing.
+
+The benchmark (--bench, `make bench-sms`) measures the targets against t0, S6's BSP mean
+iteration over the same iterations in the same run: the mean iteration over periods 2 and later
+(iterations 200 on) is at most 1.1 t0 under sms (BSP's is printed beside it, about 1.5 t0); S6
+under sms is within 3% of bsp by median iteration (2 runs each, alternated); and the same shrink
+timing as the test.
+"""
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+from scenario_runs import run_harness
+
+BATCH, PERIOD, SLOW = 64, 200, 50
+TEST_ITERS = 800
+COMMON = ["--servers", "1", "--tasks=1", "--compute-ms=16", f"--batch={BATCH}"]
+
+
+def run(mpirun, harness, scenario, policy, iters, tmp, tag=""):
+    name = f"{scenario}-{policy}{tag}"
+    metrics = os.path.join(tmp, name + ".jsonl")
+    run_harness(mpirun, harness, scenario, policy,
+                COMMON + [f"--iters={iters}", f"--metrics={metrics}"], np=6)
+    with open(metrics) as f:
+        records = [json.loads(line) for line in f]
+    iterations = [r for r in records if r["type"] == "iter"]
+    batch = {}  # [worker][iteration]
+    for r in iterations:
+        batch.setdefault(r["index"], {})[r["iter"]] = r["batch"]
+    starts = sorted((r["iter"], r["t_start_s"]) for r in iterations if r["index"] == 0)
+    lengths = {i: starts[n + 1][1] - t for n, (i, t) in enumerate(starts[:-1])}
+    orders = [r for r in records if r["type"] == "decision" and r["policy"] == "sms"]
+    print(f"{scenario} {policy}: median iteration {1e3 * statistics.median(lengths.values()):.2f}"
+          f" ms, {len(orders)} SMS orders: " +
+          ", ".join(f"{d['iter']}:w{d['target_index']}:{d['batch']}:{d['action']}"
+                    for d in orders[:16]), flush=True)
+    return {"batch": batch, "lengths": lengths, "orders": orders, "iters": iters}
+
+
+def shrink_failures(s5):
+    failures = []
+    batch = s5["batch"]
+    for start in range(2 * PERIOD + PERIOD - SLOW, s5["iters"], PERIOD):
+        first = batch[0].get(start)
+        if first is None or first > 0.4 * BATCH:
+            failures.append(f"S5: worker 0 ran a batch of {first} at iteration {start}, the "
+                            "first of a predicted slow phase")
+        end = start + SLOW
+        if end + 5 < s5["iters"] and batch[0].get(end + 5) != BATCH:
+            failures.append(f"S5: worker 0 ran {batch[0].get(end + 5)} at iteration {end + 5}, "
+                            f"5 after the phase ended")
+    for w in range(1, 4):
+        shrunk = {i: b for i, b in batch.get(w, {}).items() if b != BATCH}
+        if shrunk:
+            failures.append(f"S5: worker {w}, never slow, ran {dict(list(shrunk.items())[:5])}")
+    for d in s5["orders"]:
+        if (d["target_index"] != 0 or d["action"] != "order" or
+                abs(d["weight"] - d["batch"] / BATCH) > 1e-9 or not 0 < d["batch"] <= BATCH):
+            failures.append(f"S5: order {d}")
+    return failures
+
+
+def quiet_failures(s6):
+    shrunk = [(w, i, b) for w, runs in s6["batch"].items() for i, b in runs.items() if b != BATCH]
+    if s6["orders"] or shrunk:
+        return [f"S6: SMS ordered {s6['orders'][:3]} and workers ran {shrunk[:3]} without a "
+                "straggler"]
+    return []
+
+
+def mean_after(summary, first):
+    return statistics.mean(d for i, d in summary["lengths"].items() if i >= first)
+
+
+def median_after(summary, first=5):
+    return statistics.median(d for i, d in summary["lengths"].items() if i >= first)
+
+
+def bench(mpirun, harness, tmp, json_path):
+    s6 = {"bsp": [], "sms": []}
+    for turn in range(2):
+        for policy in s6:
+            s6[policy].append(run(mpirun, harness, "S6", policy, 400, tmp, tag=f"-{turn}"))
+    # S5's rows are means (a slow phase is a tail that a median hides), so their t0 is S6's mean
+    # over the same iterations; S6's overhead compares medians.
+    t0 = statistics.median(mean_after(r, PERIOD) for r in s6["bsp"])
+    t0_median = statistics.median(median_after(r) for r in s6["bsp"])
+    s5 = {p: run(mpirun, harness, "S5", p, TEST_ITERS, tmp) for p in ("bsp", "sms")}
+    failures = shrink_failures(s5["sms"]) + sum((quiet_failures(r) for r in s6["sms"]), [])
+    ratio = {p: mean_after(r, PERIOD) / t0 for p, r in s5.items()}
+    overhead = statistics.median(median_after(r) for r in s6["sms"]) / t0_median
+    print(f"\nt0 = {1e3 * t0:.2f} ms (S6 bsp, mean iteration from {PERIOD}, median of 2 runs; "
+          f"its median iteration {1e3 * t0_median:.2f} ms)\n")
+    print("| scenario | policy | iteration | limit |")
+    print("|---|---|---|---|")
+    print(f"| S5 | bsp | {ratio['bsp']:.3f} t0 (mean from iteration {PERIOD}) | - |")
+    print(f"| S5 | sms | {ratio['sms']:.3f} t0 (mean from iteration {PERIOD}) | <= 1.1 |")
+    print(f"| S6 | sms | {overhead:.3f} x S6 bsp (median iteration) | <= 1.03 |")
+    if ratio["sms"] > 1.1:
+        failures.append(f"S5 sms is {ratio['sms']:.3f} t0 from iteration {PERIOD}, above 1.1")
+    if overhead > 1.03:
+        failures.append(f"S6 sms is {overhead:.3f} x bsp, more than 3% above")
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"t0_ms": 1e3 * t0, "t0_median_ms": 1e3 * t0_median, "s5": ratio,
+                       "s6_sms": overhead}, f, indent=1)
+    return failures
+
+
+def main():
+    mpirun, harness = sys.argv[1], sys.argv[2]
+    option = {a.split("=", 1)[0]: a.split("=", 1)[1] for a in sys.argv[3:] if "=" in a}
+    with tempfile.TemporaryDirectory() as tmp:
+        if "--bench" in sys.argv[3:]:
+            failures = bench(mpirun, harness, tmp, option.get("--json"))
+        else:
+            failures = shrink_failures(run(mpirun, harness, "S5", "sms", TEST_ITERS, tmp))
+            failures += quiet_failures(run(mpirun, harness, "S6", "sms", 300, tmp))
+    if failures:
+        sys.exit("; ".join(failures))
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
