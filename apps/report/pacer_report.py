@@ -6,8 +6,10 @@ Usage: pacer-report METRICS.jsonl -o report.png
 Draws each worker's compute and iteration times over the run (a straggler stands out in the
 first: under BSP every worker's iteration takes as long as the slowest's), marks every detection
 where it happened (one line style per kind; clears faint) and STRET's relays as bands over the
-iteration times, and prints a per-worker summary table,
-also drawn under the plots. Uses Debian's python3-matplotlib.
+iteration times, draws each worker's slow phases as measured beside those predicted (the
+detector's predicted flags) and those it ran shrunk (SMS's smaller batches), and prints a
+per-worker summary table, also drawn under the plots, and the phases. Uses Debian's
+python3-matplotlib.
 """
 import argparse
 import collections
@@ -62,6 +64,57 @@ def relay_spans(decisions, end_s):
     return spans
 
 
+# A worker's iteration is slow, as measured, when its compute per sample is this many times the
+# median worker's; a phase is a run of at least PHASE_ITERATIONS of them (a lone stall is not).
+SLOW_RATIO, PHASE_ITERATIONS = 1.5, 3
+
+
+def spans(iterations, min_length=1):
+    """The runs of consecutive iterations in `iterations` as (first, last), at least
+    `min_length` long."""
+    runs = []
+    for i in sorted(iterations):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return [(a, b) for a, b in runs if b - a + 1 >= min_length]
+
+
+def phases(iters, decisions):
+    """By worker: its slow phases as measured, as the detector predicted them (a prediction at
+    boundary i is for iteration i + 1, until the clear) and as it ran shrunk (a batch below its
+    largest), each a list of (first, last) iterations."""
+    per_sample = collections.defaultdict(dict)  # iteration -> worker -> compute ms per sample
+    for index, records in iters.items():
+        for r in records:
+            if r["batch"] > 0:
+                per_sample[r["iter"]][index] = r["t_comp_ms"] / r["batch"]
+    slow = collections.defaultdict(set)
+    for i, workers in per_sample.items():
+        if len(workers) < 2:
+            continue
+        median = statistics.median(workers.values())
+        for index, value in workers.items():
+            if value > SLOW_RATIO * median:
+                slow[index].add(i)
+    predicted = collections.defaultdict(set)
+    last = max(r["iter"] for records in iters.values() for r in records)
+    for index in iters:
+        changes = sorted((d["iter"], d["action"]) for d in decisions
+                         if d.get("kind") == "predicted" and d["target_index"] == index)
+        for (i, action), following in zip(changes, changes[1:] + [(last, "clear")]):
+            if action == "flag":
+                predicted[index].update(range(i + 1, following[0] + 1))
+    result = {}
+    for index, records in sorted(iters.items()):
+        full = max(r["batch"] for r in records)
+        result[index] = {"slow": spans(slow[index], PHASE_ITERATIONS),
+                         "predicted": spans(predicted[index]),
+                         "shrunk": spans(r["iter"] for r in records if r["batch"] < full)}
+    return result
+
+
 def summary(iters, decisions):
     rows = []
     for index, records in sorted(iters.items()):
@@ -88,8 +141,9 @@ def main():
     iters, decisions = load(args.metrics)
     header, rows = summary(iters, decisions)
 
-    figure, (compute, iteration, table) = plt.subplots(
-        3, 1, figsize=(11, 9.5), sharex=False, gridspec_kw={"height_ratios": [3, 3, 1.4]})
+    worker_phases = phases(iters, decisions)
+    figure, (compute, iteration, phase_axis, table) = plt.subplots(
+        4, 1, figsize=(11, 12), sharex=False, gridspec_kw={"height_ratios": [3, 3, 1.6, 1.4]})
     colors = {}
     for index, records in sorted(iters.items()):
         line, = compute.plot([r["t_start_s"] for r in records], [r["t_comp_ms"] for r in records],
@@ -103,7 +157,7 @@ def main():
               "predicted": ":"}
     seen = set()
     for d in decisions:
-        if d["kind"] in ("server", "migration") or d.get("policy") == "stret":
+        if d["kind"] in ("server", "migration") or d.get("policy") in ("stret", "sms"):
             continue
         label = f"{d['action']} worker {d['target_index']}: {d['kind']} (iteration {d['iter']})"
         key = (d["action"], d["target_index"], d["kind"])
@@ -119,6 +173,17 @@ def main():
     for straggler, partner, begin, end in relay_spans(decisions, end_s):
         iteration.axvspan(begin, end, color=colors.get(straggler, "gray"), alpha=0.12,
                           label=f"worker {straggler} relayed through worker {partner}")
+    # The phases: per worker a row each for measured, predicted and shrunk, over the iterations.
+    labels = []
+    for index, kinds in worker_phases.items():
+        for kind, alpha in (("slow", 0.9), ("predicted", 0.5), ("shrunk", 0.25)):
+            row = len(labels)
+            phase_axis.broken_barh([(a, b - a + 1) for a, b in kinds[kind]], (row - 0.4, 0.8),
+                                   color=colors[index], alpha=alpha)
+            labels.append(f"worker {index} {kind}")
+    phase_axis.set_yticks(range(len(labels)), labels, fontsize=7)
+    phase_axis.set_xlabel("iteration")
+    phase_axis.grid(alpha=0.3)
     compute.set_ylabel("compute time (ms)")
     compute.set_title(f"{args.metrics}: per-worker times; vertical lines: detections")
     iteration.set_ylabel("iteration time (ms)")
@@ -136,6 +201,12 @@ def main():
     widths = [max(len(str(c)) for c in column) for column in zip(header, *rows)]
     for row in [header] + rows:
         print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
+    names = {"slow": "slow (measured)", "predicted": "slow (predicted)", "shrunk": "shrunk"}
+    for index, kinds in worker_phases.items():
+        for kind, name in names.items():
+            if kinds[kind]:
+                print(f"worker {index} {name}: " +
+                      ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in kinds[kind]))
     print(f"wrote {args.output}")
 
 

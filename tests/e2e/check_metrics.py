@@ -14,6 +14,7 @@ Checks, from the JSON lines the scheduler wrote:
 """
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -63,9 +64,13 @@ def main():
         with open(picture, "rb") as f:
             if drawn.returncode != 0 or f.read(8) != b"\x89PNG\r\n\x1a\n":
                 sys.exit("pacer-report did not draw a PNG")
-        table = [line for line in drawn.stdout.splitlines() if line.startswith("worker ")]
+        table = [line for line in drawn.stdout.splitlines() if re.match(r"worker \d+ \(rank", line)]
         if len(table) != 3 or "compute" not in table[SLOW_WORKER]:
             sys.exit(f"the report's table does not show worker {SLOW_WORKER} flagged: {table}")
+        phases = [line for line in drawn.stdout.splitlines() if "slow (measured)" in line]
+        if [line.split(":")[0] for line in phases] != [f"worker {SLOW_WORKER} slow (measured)"]:
+            sys.exit(f"the report's measured slow phases are {phases}: expected worker "
+                     f"{SLOW_WORKER}'s alone")
     iters = [r for r in records if r["type"] == "iter"]
     decisions = [r for r in records if r["type"] == "decision"]
     for r in iters:

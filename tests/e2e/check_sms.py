@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Predicted stragglers under SMS's batch shrink (issue 32).
 
-Usage: check_sms.py MPIRUN PACER_SCENARIO [--bench] [--json=FILE]
+Usage: check_sms.py MPIRUN PACER_SCENARIO [--report=PACER_REPORT] [--bench] [--json=FILE]
 
 4 workers, 1 server, softmax regression on Fashion-MNIST, one task of 16 ms of emulated compute
 per iteration at the full batch of 64 (a smaller batch computes proportionally less). S5 slows
@@ -13,7 +13,10 @@ the period), worker 0 already runs a shrunk batch at the first slow iteration of
 order left at a boundary before it), at most 0.4 x 64 (b' = 64 / 3, within the policy's 5%), and
 runs the full batch again within 5 iterations after the phase (it goes back once measured fast,
 the median of its last 3 computes, and the order holds 2 iterations later); every order names worker 0 and
-weights its gradient batch / 64; no other worker is ever shrunk; in S6 SMS orders nothing.
+weights its gradient batch / 64; no other worker is ever shrunk; in S6 SMS orders nothing. With
+--report, pacer-report's phases of the S5 run list worker 0's measured slow phases exactly
+(150-199, 350-399, 550-599, 750-799), nobody else's, and its shrunk iterations as the metrics
+log has them.
 
 The benchmark (--bench, `make bench-sms`) measures the targets against t0, S6's BSP mean
 iteration over the same iterations in the same run: the mean iteration over periods 2 and later
@@ -24,6 +27,7 @@ timing as the test.
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 
@@ -52,7 +56,8 @@ def run(mpirun, harness, scenario, policy, iters, tmp, tag=""):
           f" ms, {len(orders)} SMS orders: " +
           ", ".join(f"{d['iter']}:w{d['target_index']}:{d['batch']}:{d['action']}"
                     for d in orders[:16]), flush=True)
-    return {"batch": batch, "lengths": lengths, "orders": orders, "iters": iters}
+    return {"batch": batch, "lengths": lengths, "orders": orders, "iters": iters,
+            "metrics": metrics}
 
 
 def shrink_failures(s5):
@@ -76,6 +81,32 @@ def shrink_failures(s5):
                 abs(d["weight"] - d["batch"] / BATCH) > 1e-9 or not 0 < d["batch"] <= BATCH):
             failures.append(f"S5: order {d}")
     return failures
+
+
+def spans(iterations):
+    runs = []
+    for i in sorted(iterations):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs)
+
+
+def report_failures(report, s5):
+    """What pacer-report's phases of the S5 run get wrong."""
+    out = subprocess.run([report, s5["metrics"], "-o", s5["metrics"] + ".png"],
+                         capture_output=True, text=True, timeout=120)
+    lines = dict(line.split(": ", 1) for line in out.stdout.splitlines()
+                 if line.startswith("worker ") and ": " in line)
+    slow = spans(i for start in range(PERIOD - SLOW, s5["iters"], PERIOD)
+                 for i in range(start, min(start + SLOW, s5["iters"])))
+    shrunk = spans(i for i, b in s5["batch"][0].items() if b < BATCH)
+    expected = {"worker 0 slow (measured)": slow, "worker 0 shrunk": shrunk}
+    measured = {k: v for k, v in lines.items() if "slow (measured)" in k or "shrunk" in k}
+    if out.returncode != 0 or measured != expected:
+        return [f"pacer-report's phases {measured}, expected {expected} {out.stderr[-500:]}"]
+    return []
 
 
 def quiet_failures(s6):
@@ -132,7 +163,10 @@ def main():
         if "--bench" in sys.argv[3:]:
             failures = bench(mpirun, harness, tmp, option.get("--json"))
         else:
-            failures = shrink_failures(run(mpirun, harness, "S5", "sms", TEST_ITERS, tmp))
+            s5 = run(mpirun, harness, "S5", "sms", TEST_ITERS, tmp)
+            failures = shrink_failures(s5)
+            if "--report" in option:
+                failures += report_failures(option["--report"], s5)
             failures += quiet_failures(run(mpirun, harness, "S6", "sms", 300, tmp))
     if failures:
         sys.exit("; ".join(failures))
