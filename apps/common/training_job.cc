@@ -3,6 +3,7 @@
 #include <gflags/gflags.h>
 #include <mpi.h>
 #include <pacer/gradient_sync.h>
+#include <pacer/sample_selection.h>
 #include <pacer/session.h>
 #include <pacer/sync_mode.h>
 
@@ -120,16 +121,41 @@ Share LiveShare(const Session& session) {
           me - static_cast<int>(before_me)};
 }
 
-// One iteration's gradient: the mean over the minibatch, or over the tasks this worker got.
+// The batch sizes a worker can be ordered to run (STRET's tuning, SMS's shrink) without tasks:
+// multiples of an eighth of --batch.
+std::vector<int> ShrinkSizes() {
+  const int step = std::max(1, FLAGS_batch / 8);
+  std::vector<int> sizes;
+  for (int size = step; size <= FLAGS_batch; size += step) sizes.push_back(size);
+  if (sizes.back() != FLAGS_batch) sizes.push_back(FLAGS_batch);
+  return sizes;
+}
+
+// The `batch` of `rows` a worker ordered to a smaller batch computes, dropped at random (the
+// models do not offer SelectSamples' features yet), the same on a resumed run.
+std::vector<size_t> ShrinkRows(const std::vector<size_t>& rows, int batch, int64_t clock,
+                               int worker) {
+  const SelectedSamples kept =
+      DropSamplesAtRandom(static_cast<int>(rows.size()), batch, Seed(clock, worker) ^ 0x5a5a);
+  std::vector<size_t> shrunk;
+  for (int i : kept.indices) shrunk.push_back(rows[i]);
+  return shrunk;
+}
+
+// One iteration's gradient: the mean over the minibatch (or as much of it as this worker was
+// ordered to run), or over the tasks this worker got.
 double ComputeGradient(const Session& session, GradientSync& sync, Workload& model) {
   model.ZeroGrad();
+  const int me = session.role_index();
   const size_t samples = model.train_size();
   const int workers = session.num_workers();
   if (FLAGS_tasks == 0) {
     const Share share = LiveShare(session);
-    return model.Backward(
-        examples::MinibatchRows(samples, share.of, share.index, sync.clock(), FLAGS_batch),
-        Seed(sync.clock(), share.index));
+    std::vector<size_t> rows =
+        examples::MinibatchRows(samples, share.of, share.index, sync.clock(), FLAGS_batch);
+    const int batch = sync.batch_size(FLAGS_batch);
+    if (batch < static_cast<int>(rows.size())) rows = ShrinkRows(rows, batch, sync.clock(), me);
+    return model.Backward(rows, Seed(sync.clock(), share.index));
   }
   double loss = 0;
   int computed = 0;
@@ -199,7 +225,11 @@ WorkerLog Train(Session& session, Workload& model, const TrainingApp& app) {
   const int workers = session.num_workers(), me = session.role_index();
   GradientSync sync(session);
   Register(sync, model);
-  if (FLAGS_tasks > 0) sync.UseTasks(FLAGS_tasks);
+  if (FLAGS_tasks > 0) {
+    sync.UseTasks(FLAGS_tasks);
+  } else {
+    sync.AllowBatchSizes(ShrinkSizes());
+  }
   if (FLAGS_resume) {
     sync.Resume(CheckpointPath("parameters.ckpt"));
     model.Load(WorkerStatePath(me, sync.clock()));

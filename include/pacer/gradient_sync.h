@@ -137,11 +137,12 @@ class GradientSync {
   // policies judge training's progress by it (STRET withholds a straggler's gradients where
   // training gains too little per iteration). It travels with the next iteration report.
   void ReportAccuracy(double accuracy);
-  // STRET's batch tuning: the batch sizes this worker can run (once). The scheduler may then,
-  // once for the job, give each worker the size whose iteration time matches the fastest
-  // worker's, its gradients weighted by their share of the samples. batch_size() is the size to
-  // run this iteration (after BeginIteration, whose batch size is then the fallback): the tuned
-  // one, or `fallback` until then. The iteration's report carries the size run.
+  // The batch sizes this worker can run (once), for the scheduler's batch orders: STRET's tuning
+  // (once for the job, each worker the size whose iteration time matches the fastest worker's)
+  // and SMS's shrink (a predicted straggler's smaller batch for its slow phase, then the full one
+  // again), its gradients weighted by their share of the samples. batch_size() is the size to run
+  // this iteration (after BeginIteration, whose batch size is then the fallback): the one last
+  // ordered, or `fallback` until then. The iteration's report carries the size run.
   void AllowBatchSizes(const std::vector<int>& sizes);
   int batch_size(int fallback) const;
   const IterationStats& last_iteration() const;

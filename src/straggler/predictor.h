@@ -20,6 +20,9 @@ class Predictor {
   virtual double PredictAhead(int steps) const = 0;
   // Mean absolute one-step-ahead error relative to the observed value, over what was seen.
   virtual double RelativeError() const = 0;
+  // Whether the prediction comes from a pattern of what is to come (a period) rather than from
+  // the recent level, which only trails the values.
+  virtual bool FollowsAPeriod() const = 0;
 };
 
 struct PredictorOptions {
@@ -40,6 +43,7 @@ class PeriodicPredictor : public Predictor {
   void Observe(double value) override;
   double PredictAhead(int steps) const override;
   double RelativeError() const override;
+  bool FollowsAPeriod() const override { return periodic_better_; }
   // The period in use, or 0.
   size_t period() const { return period_; }
 

@@ -36,12 +36,22 @@ void SmsPolicy::Allow(int worker, std::vector<int> sizes) {
 void SmsPolicy::Observe(int worker, double compute_s, int batch) {
   Worker& w = workers_[worker];
   if (w.sizes.empty() || batch <= 0) return;  // its full batch is not known
-  w.recent.push_back(compute_s * w.sizes.back() / batch);
+  w.recent.push_back({compute_s, batch});
   if (w.recent.size() > kFiltered) w.recent.pop_front();
   if (w.recent.size() < kFiltered) return;
-  std::vector<double> sorted(w.recent.begin(), w.recent.end());
-  std::sort(sorted.begin(), sorted.end());
-  w.measured_s = sorted[kFiltered / 2];
+  std::vector<double> scaled, raw;
+  bool one_size = true;
+  for (const auto& [seconds, size] : w.recent) {
+    scaled.push_back(seconds * w.sizes.back() / size);
+    raw.push_back(seconds);
+    one_size &= size == batch;
+  }
+  std::sort(scaled.begin(), scaled.end());
+  std::sort(raw.begin(), raw.end());
+  w.measured_s = scaled[kFiltered / 2];
+  w.at_size_s = one_size ? raw[kFiltered / 2] : 0;
+  w.at_size_batch = one_size ? batch : 0;
+  if (one_size && batch == w.ordered && w.shrunk_s == 0) w.shrunk_s = w.at_size_s;
   if (!w.predictor) w.predictor = MakePredictor(options_.predictor);
   w.predictor->Observe(w.measured_s);
 }
@@ -59,7 +69,18 @@ bool SmsPolicy::Slow(double seconds, double median_s) const {
 int SmsPolicy::Target(const Worker& w, double predicted_s, double median_s) const {
   const int full = w.sizes.back();
   const int current = w.ordered > 0 ? w.ordered : full;
-  if (!Slow(predicted_s, median_s)) {
+  // Back at the full batch, it is judged once its measurements are all of it: those of the
+  // smaller batch, scaled up, overstate a model whose compute has a fixed part.
+  if (current == full && w.at_size_batch != full) return full;
+  if (current != full && w.shrunk_s > 0 && w.at_size_s > 0 &&
+      w.at_size_s * (1 + options_.margin) < w.shrunk_s) {
+    return full;  // as fast again at the same size as it was slow: the slowdown is over
+  }
+  // A prediction of the recent level (no period known) trails the measurements: once they are
+  // fast, what it still says is the past's.
+  const bool slow = Slow(predicted_s, median_s) &&
+                    (w.predictor->FollowsAPeriod() || Slow(w.measured_s, median_s));
+  if (!slow) {
     // Back to the full batch once it is measured fast too: a prediction of the phase's end that
     // comes early (a period still being refined) would cost slow iterations at the full batch,
     // one that comes late only a few small batches.
@@ -67,6 +88,11 @@ int SmsPolicy::Target(const Worker& w, double predicted_s, double median_s) cons
   }
   const double wanted = full * median_s / predicted_s;
   if (current != full && std::abs(wanted - current) <= options_.resize_fraction * current) {
+    return current;
+  }
+  // Scaling to the full batch overstates a model whose compute has a fixed part: a worker that
+  // keeps pace at its size is not shrunk further.
+  if (current != full && wanted < current && w.at_size_s > 0 && !Slow(w.at_size_s, median_s)) {
     return current;
   }
   int target = w.sizes.front();
@@ -92,6 +118,7 @@ std::vector<SmsShrink> SmsPolicy::Decide() {
     const int target = Target(w, t, median);
     if (target == BatchOf(index)) continue;
     w.ordered = target;
+    w.shrunk_s = 0;  // measured anew at the new size
     orders.push_back({index, target, static_cast<double>(target) / w.sizes.back(), t, median});
   }
   return orders;

@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "straggler/predictor.h"
@@ -64,9 +65,12 @@ class SmsPolicy {
 
  private:
   struct Worker {
-    std::vector<int> sizes;     // ascending
-    std::deque<double> recent;  // the last 3 computes, scaled to the full batch
-    double measured_s = 0;      // their median, what the predictor last saw
+    std::vector<int> sizes;                     // ascending
+    std::deque<std::pair<double, int>> recent;  // the last 3 computes and their batches
+    double measured_s = 0;  // their median scaled to the full batch: what the predictor last saw
+    double at_size_s = 0;   // their median as measured, where all 3 ran one size (else 0)
+    int at_size_batch = 0;  // that size (else 0)
+    double shrunk_s = 0;    // at_size_s when first known at the size last ordered (else 0)
     std::unique_ptr<Predictor> predictor;
     int ordered = 0;  // 0: its full batch
   };

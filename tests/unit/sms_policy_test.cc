@@ -32,9 +32,10 @@ struct Trace {
   std::vector<SmsShrink> orders;
 };
 
-// `slow(worker, iteration)` is a worker's slowdown; noise is log-normal with sigma `noise`.
+// `slow(worker, iteration)` is a worker's slowdown; noise is log-normal with sigma `noise`. A
+// `fixed` fraction of a full batch's compute is paid whatever the batch.
 template <typename Slow>
-Trace Simulate(int iterations, Slow slow, double noise, uint64_t seed) {
+Trace Simulate(int iterations, Slow slow, double noise, uint64_t seed, double fixed = 0) {
   SmsOptions options;
   SmsPolicy policy(options);
   for (int w = 0; w < kWorkers; ++w) policy.Allow(w, Sizes());
@@ -48,7 +49,8 @@ Trace Simulate(int iterations, Slow slow, double noise, uint64_t seed) {
     for (const SmsShrink& s : effective[i]) current[s.worker] = s.batch;
     for (int w = 0; w < kWorkers; ++w) {
       run.batch[w][i] = current[w];
-      const double t = kComputeS * current[w] / kFullBatch * slow(w, i) * std::exp(jitter(rng));
+      const double share = fixed + (1 - fixed) * current[w] / kFullBatch;
+      const double t = kComputeS * share * slow(w, i) * std::exp(jitter(rng));
       policy.Observe(w, t, current[w]);
     }
     for (const SmsShrink& s : policy.Decide()) {
@@ -106,6 +108,16 @@ TEST(SmsPolicyTest, LeavesAJobWithoutStragglersAlone) {
   const Trace run = Simulate(
       1000, [](int, int) { return 1.0; }, 0.1, 8);
   EXPECT_TRUE(run.orders.empty());
+}
+
+TEST(SmsPolicyTest, AModelWithAFixedCostGoesBackToTheFullBatchAfterItsSlowPhase) {
+  // Half of the compute does not shrink with the batch: scaled to the full batch, a shrunk
+  // worker looks slow even once its phase is over. As fast again at its size as it was slow, it
+  // goes back.
+  const Trace run = Simulate(
+      400, [](int w, int i) { return w == 0 && i >= 100 && i < 200 ? 3.0 : 1.0; }, 0.03, 11, 0.5);
+  EXPECT_LT(run.batch[0][110], kFullBatch);
+  for (int i = 210; i < 400; ++i) ASSERT_EQ(run.batch[0][i], kFullBatch) << i;
 }
 
 TEST(SmsPolicyTest, IgnoresLoneStalls) {
