@@ -58,12 +58,13 @@ std::vector<std::string> ScenarioInjects(const std::string& scenario, const JobS
 }
 
 void ApplyPolicy(const std::string& policy, Config* config) {
+  if (policy.empty() || policy.back() == '+') {
+    throw std::invalid_argument("--policy=" + policy + ": an empty policy");
+  }
   config->sync = "bsp";
   std::istringstream parts(policy);
   std::string part;
-  bool any = false;
   while (std::getline(parts, part, '+')) {
-    any = true;
     if (part == "sas") {
       config->balance = "sas";
     } else if (part == "stret") {
@@ -78,9 +79,6 @@ void ApplyPolicy(const std::string& policy, Config* config) {
                                     "' is not sas, stret, sms or a sync mode (" + e.what() + ")");
       }
     }
-  }
-  if (!any || policy.back() == '+') {
-    throw std::invalid_argument("--policy=" + policy + ": an empty policy");
   }
 }
 

@@ -3,20 +3,11 @@
 #include <algorithm>
 #include <limits>
 
+#include "straggler/median.h"
+
 namespace pacer {
 namespace straggler {
 namespace {
-
-// The lower median of a node's own values: of two, the smaller, so one slow value never flags it.
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[(v.size() - 1) / 2];
-}
-
-double Median(const std::deque<double>& d) {
-  return Median(std::vector<double>(d.begin(), d.end()));
-}
 
 // Ratio to the lowest positive value; 1 when there is none (nothing to compare with).
 double Ratio(double value, double lowest) { return lowest > 0 ? value / lowest : 1; }
@@ -77,25 +68,25 @@ std::vector<Detection> Detector::Detect() const {
   double fastest_busy = inf, fastest_compute = inf, fastest_transfer = inf;
   for (const auto& [index, h] : workers_) {
     if (h.busy.empty()) continue;  // relayed
-    fastest_busy = std::min(fastest_busy, Median(h.busy));
-    fastest_compute = std::min(fastest_compute, Median(h.compute));
-    fastest_transfer = std::min(fastest_transfer, Median(h.transfer));
+    fastest_busy = std::min(fastest_busy, LowerMedian(h.busy));
+    fastest_compute = std::min(fastest_compute, LowerMedian(h.compute));
+    fastest_transfer = std::min(fastest_transfer, LowerMedian(h.transfer));
   }
   for (const auto& [index, h] : workers_) {
     if (!Judged(h.busy)) continue;
-    const double ratio = Ratio(Median(h.busy), fastest_busy);
+    const double ratio = Ratio(LowerMedian(h.busy), fastest_busy);
     if (!(ratio > options_.worker_ratio)) continue;
-    if (!(Median(h.busy) - fastest_busy >= options_.floor_s)) continue;
-    const double compute_ratio = Ratio(Median(h.compute), fastest_compute);
-    const double transfer_ratio = Ratio(Median(h.transfer), fastest_transfer);
+    if (!(LowerMedian(h.busy) - fastest_busy >= options_.floor_s)) continue;
+    const double compute_ratio = Ratio(LowerMedian(h.compute), fastest_compute);
+    const double transfer_ratio = Ratio(LowerMedian(h.transfer), fastest_transfer);
     // A part is to blame when it is past its own threshold and carries a fair share (a quarter)
     // of the excess: a 1 ms transfer that took 1.6 ms does not make a 3x compute straggler a
     // communication straggler too.
-    const double excess = Median(h.busy) - fastest_busy;
+    const double excess = LowerMedian(h.busy) - fastest_busy;
     const bool compute = compute_ratio > options_.compute_ratio &&
-                         Median(h.compute) - fastest_compute >= kFairShare * excess;
+                         LowerMedian(h.compute) - fastest_compute >= kFairShare * excess;
     const bool transfer = transfer_ratio > options_.transfer_ratio &&
-                          Median(h.transfer) - fastest_transfer >= kFairShare * excess;
+                          LowerMedian(h.transfer) - fastest_transfer >= kFairShare * excess;
     // Neither part past its own threshold (the fastest parts came from different workers): the
     // part further past its fastest is to blame.
     Detection::Kind kind = compute && transfer ? Detection::Kind::kBoth
@@ -108,14 +99,14 @@ std::vector<Detection> Detector::Detect() const {
   // slower of two servers a straggler whenever it trails the faster by the ratio.
   std::vector<double> service;
   for (const auto& [index, values] : servers_) {
-    if (Judged(values)) service.push_back(Median(values));
+    if (Judged(values)) service.push_back(LowerMedian(values));
   }
   std::sort(service.begin(), service.end());
   const size_t n = service.size();
   const double median = n == 0 ? 0 : (service[(n - 1) / 2] + service[n / 2]) / 2;
   for (const auto& [index, values] : servers_) {
     if (!Judged(values)) continue;
-    const double ratio = Ratio(Median(values), median);
+    const double ratio = Ratio(LowerMedian(values), median);
     if (ratio > options_.server_ratio) found.push_back({Detection::Kind::kServer, index, ratio});
   }
   return found;

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "straggler/median.h"
+
 namespace pacer {
 namespace straggler {
 namespace {
@@ -30,7 +32,9 @@ void SmsPolicy::Allow(int worker, std::vector<int> sizes) {
     }
   }
   std::sort(sizes.begin(), sizes.end());
-  workers_[worker].sizes = std::move(sizes);
+  Worker& w = workers_[worker];
+  w.ordered = sizes.back();
+  w.sizes = std::move(sizes);
 }
 
 void SmsPolicy::Observe(int worker, double compute_s, int batch) {
@@ -46,10 +50,8 @@ void SmsPolicy::Observe(int worker, double compute_s, int batch) {
     raw.push_back(seconds);
     one_size &= size == batch;
   }
-  std::sort(scaled.begin(), scaled.end());
-  std::sort(raw.begin(), raw.end());
-  w.measured_s = scaled[kFiltered / 2];
-  w.at_size_s = one_size ? raw[kFiltered / 2] : 0;
+  w.measured_s = LowerMedian(scaled);
+  w.at_size_s = one_size ? LowerMedian(raw) : 0;
   w.at_size_batch = one_size ? batch : 0;
   if (one_size && batch == w.ordered && w.shrunk_s == 0) w.shrunk_s = w.at_size_s;
   if (!w.predictor) w.predictor = MakePredictor(options_.predictor);
@@ -58,8 +60,7 @@ void SmsPolicy::Observe(int worker, double compute_s, int batch) {
 
 int SmsPolicy::BatchOf(int worker) const {
   const auto it = workers_.find(worker);
-  if (it == workers_.end() || it->second.sizes.empty()) return 0;
-  return it->second.ordered > 0 ? it->second.ordered : it->second.sizes.back();
+  return it == workers_.end() ? 0 : it->second.ordered;
 }
 
 bool SmsPolicy::Slow(double seconds, double median_s) const {
@@ -68,7 +69,7 @@ bool SmsPolicy::Slow(double seconds, double median_s) const {
 
 int SmsPolicy::Target(const Worker& w, double predicted_s, double median_s) const {
   const int full = w.sizes.back();
-  const int current = w.ordered > 0 ? w.ordered : full;
+  const int current = w.ordered;
   // Back at the full batch, it is judged once its measurements are all of it: those of the
   // smaller batch, scaled up, overstate a model whose compute has a fixed part.
   if (current == full && w.at_size_batch != full) return full;
@@ -111,12 +112,11 @@ std::vector<SmsShrink> SmsPolicy::Decide() {
   if (predicted.size() < 2) return orders;  // nobody to be slower than
   std::vector<double> values;
   for (const auto& [index, t] : predicted) values.push_back(t);
-  std::nth_element(values.begin(), values.begin() + (values.size() - 1) / 2, values.end());
-  const double median = values[(values.size() - 1) / 2];
+  const double median = LowerMedian(values);
   for (const auto& [index, t] : predicted) {
     Worker& w = workers_[index];
     const int target = Target(w, t, median);
-    if (target == BatchOf(index)) continue;
+    if (target == w.ordered) continue;
     w.ordered = target;
     w.shrunk_s = 0;  // measured anew at the new size
     orders.push_back({index, target, static_cast<double>(target) / w.sizes.back(), t, median});

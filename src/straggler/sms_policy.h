@@ -72,7 +72,7 @@ class SmsPolicy {
     int at_size_batch = 0;  // that size (else 0)
     double shrunk_s = 0;    // at_size_s when first known at the size last ordered (else 0)
     std::unique_ptr<Predictor> predictor;
-    int ordered = 0;  // 0: its full batch
+    int ordered = 0;  // the size it runs as last ordered: its full batch until an order
   };
   int Target(const Worker& w, double predicted_s, double median_s) const;
   // Whether `seconds` of compute at the full batch make a straggler beside the median's.

@@ -83,29 +83,37 @@ def shrink_failures(s5):
     return failures
 
 
-def spans(iterations):
-    runs = []
-    for i in sorted(iterations):
-        if runs and i == runs[-1][1] + 1:
-            runs[-1][1] = i
-        else:
-            runs.append([i, i])
-    return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs)
-
-
 def report_failures(report, s5):
     """What pacer-report's phases of the S5 run get wrong."""
     out = subprocess.run([report, s5["metrics"], "-o", s5["metrics"] + ".png"],
                          capture_output=True, text=True, timeout=120)
     lines = dict(line.split(": ", 1) for line in out.stdout.splitlines()
                  if line.startswith("worker ") and ": " in line)
-    slow = spans(i for start in range(PERIOD - SLOW, s5["iters"], PERIOD)
-                 for i in range(start, min(start + SLOW, s5["iters"])))
-    shrunk = spans(i for i, b in s5["batch"][0].items() if b < BATCH)
-    expected = {"worker 0 slow (measured)": slow, "worker 0 shrunk": shrunk}
-    measured = {k: v for k, v in lines.items() if "slow (measured)" in k or "shrunk" in k}
-    if out.returncode != 0 or measured != expected:
-        return [f"pacer-report's phases {measured}, expected {expected} {out.stderr[-500:]}"]
+    def ranges(kind):
+        """The report's ranges ("150-199, 350") for `kind` of a worker, as (first, last)."""
+        found = []
+        for text in lines.get(kind, "").split(", "):
+            if text:
+                first, _, last = text.partition("-")
+                found.append((int(first), int(last or first)))
+        return found
+
+    def iterations(found):
+        return {i for first, last in found for i in range(first, last + 1)}
+
+    def maximal(found):  # in order, and no two that touch
+        return all(b[0] > a[1] + 1 for a, b in zip(found, found[1:]))
+
+    slow = ", ".join(f"{start}-{min(start + SLOW, s5['iters']) - 1}"
+                     for start in range(PERIOD - SLOW, s5["iters"], PERIOD))
+    shrunk = ranges("worker 0 shrunk")
+    measured = {k: v for k, v in lines.items() if "slow (measured)" in k}
+    if (out.returncode != 0 or measured != {"worker 0 slow (measured)": slow} or
+            iterations(shrunk) != {i for i, b in s5["batch"][0].items() if b < BATCH} or
+            not maximal(shrunk) or
+            any("shrunk" in k for k in lines if not k.startswith("worker 0 "))):
+        return [f"pacer-report's phases {lines}: expected worker 0's slow phases {slow} alone, "
+                f"and its shrunk ranges those of the log {out.stderr[-500:]}"]
     return []
 
 
