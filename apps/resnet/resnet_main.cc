@@ -13,6 +13,7 @@
 #include <gflags/gflags.h>
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ DEFINE_int32(depth, 8, "small: layers, 6n + 2 (8: one block per stage, 20: ResNe
 DEFINE_int32(width, 16, "small: channels of the first stage (then 2x, 4x)");
 DEFINE_int32(threads, 1, "torch threads per worker");
 DEFINE_string(data, pacer::examples::kFashionMnistDir, "Fashion-MNIST directory");
+DEFINE_int32(eval_images, 0, "held-out images worker 0 evaluates, the first of t10k (0: all)");
 
 namespace pacer {
 namespace apps {
@@ -36,9 +38,17 @@ using examples::Dataset;
 class ResNetWorkload : public Workload {
  public:
   ResNetWorkload(bool evaluator, bool synthetic) : model_(Options()) {
+    if (FLAGS_eval_images < 0) {
+      throw std::invalid_argument("--eval_images=" + std::to_string(FLAGS_eval_images) +
+                                  ": expected 0 (all) or more");
+    }
     if (synthetic) return;
     train_ = examples::LoadFashionMnist(FLAGS_data, "train");
     if (evaluator) test_ = examples::LoadFashionMnist(FLAGS_data, "t10k");
+    if (FLAGS_eval_images > 0 && static_cast<size_t>(FLAGS_eval_images) < test_.size()) {
+      test_.y.resize(FLAGS_eval_images);
+      test_.x.resize(test_.y.size() * test_.features);
+    }
   }
 
   std::string name() const override {

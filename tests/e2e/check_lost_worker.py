@@ -4,10 +4,11 @@
 usage: check_lost_worker.py MPIEXEC LOST_WORKER_JOB
 
 Runs pacer-lost-worker-job (1 scheduler, 1 server, 4 workers, --heartbeat_timeout_s=3) under
-each rule that can spare a worker, freezes worker 2 with SIGSTOP while it trains, and checks that
-every live rank logs that the job goes on without it, that the scheduler's metrics log holds the
-decision, that the three live workers finish with the same values, and that those values are what
-the rule gives when worker 2 stopped pushing after some clock k, 0 < k < the iterations:
+each rule that can spare a worker, freezes worker 2 with SIGSTOP once the metrics log shows it
+training, and checks that every live rank logs that the job goes on without it, that the
+scheduler's metrics log holds the decision, that the three live workers finish with the same
+values, and that those values are what the rule gives when worker 2 stopped pushing after some
+clock k, 0 < k < the iterations:
 
   asp, ssp:2 (each push applied as it comes):  -(7 T + 3 k)          (gradients 1, 2, 4 and 3)
   bsp with --on_worker_loss=continue, epsp:0:  -(2.5 k + 7/3 (T - k)) (the mean of who pushed)
@@ -34,7 +35,7 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from check_liveness import started_ranks  # noqa: E402
 
-RANKS, VICTIM, ITERS = 6, 4, 300
+RANKS, VICTIM, ITERS = 6, 4, 150
 LIVE_WORKERS = (0, 1, 3)
 RULES = ("asp", "ssp:2", "bsp --on_worker_loss=continue", "epsp:0", "backup:1")
 
@@ -95,9 +96,10 @@ def run(mpiexec, job, rule, folder):
                f"--sync={rule.split()[0]}", *rule.split()[1:], f"--iterations={ITERS}",
                "--compute_ms=20", "--heartbeat_timeout_s=3", "--timeout_s=60",
                f"--metrics={metrics}"]
-    started = time.monotonic()
-    out, problem = run_losing_worker(command, RANKS, VICTIM, 2,
-                                     lambda lines: time.monotonic() > started + 4)
+    # Worker 2 trains once the scheduler's log (written in blocks) holds one of its iterations.
+    out, problem = run_losing_worker(
+        command, RANKS, VICTIM, 2,
+        lambda lines: metrics.exists() and '"index":2,' in metrics.read_text())
     if problem:
         return f"{problem}:\n{out[-4000:]}"
     problems = []
