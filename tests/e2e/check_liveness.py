@@ -16,6 +16,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 HEARTBEAT_S = 3
@@ -54,17 +55,29 @@ def started_ranks(mpirun_pid, count, seconds=30):
     return pids
 
 
-def freeze(mpiexec, app, victim, description):
+def trains(metrics, seconds=30):
+    """Whether the scheduler's metrics log (written in blocks) shows an iteration in time."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if os.path.exists(metrics) and '"type":"iter"' in open(metrics).read():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def freeze(mpiexec, app, victim, description, metrics):
     command = [mpiexec, "--oversubscribe", "-np", str(RANKS), app, "--servers", "1",
                "--scenario=S6", "--policy=bsp", "--iters=1000000", "--compute-ms=5",
-               f"--timeout_s={TIMEOUT_S}", f"--heartbeat_timeout_s={HEARTBEAT_S}"]
+               f"--timeout_s={TIMEOUT_S}", f"--heartbeat_timeout_s={HEARTBEAT_S}",
+               f"--metrics={metrics}"]
     job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     pids = {}
     try:
         pids = started_ranks(job.pid, RANKS)
         if len(pids) < RANKS:
             return f"only {len(pids)} of {RANKS} ranks started"
-        time.sleep(3)  # past start-up: the job trains
+        if not trains(metrics):
+            return "the job did not train within 30 s"
         if job.poll() is not None:
             return f"the job ended before the freeze:\n{job.stdout.read()}"
         os.kill(pids[victim], signal.SIGSTOP)
@@ -105,7 +118,9 @@ def main():
     mpiexec, app = sys.argv[1], sys.argv[2]
     failures = []
     for victim, description in ((4, "worker 2"), (1, "server 0"), (0, "scheduler 0")):
-        problem = freeze(mpiexec, app, victim, description)
+        with tempfile.TemporaryDirectory() as tmp:
+            problem = freeze(mpiexec, app, victim, description,
+                             os.path.join(tmp, "metrics.jsonl"))
         if problem:
             failures.append(f"rank {victim} ({description}) frozen: {problem}")
     if failures:
