@@ -55,11 +55,16 @@ def started_ranks(mpirun_pid, count, seconds=30):
     return pids
 
 
+def logged(metrics, text):
+    """Whether the scheduler's metrics log (written in blocks) holds `text` yet."""
+    return os.path.exists(metrics) and text in open(metrics).read()
+
+
 def trains(metrics, seconds=30):
-    """Whether the scheduler's metrics log (written in blocks) shows an iteration in time."""
+    """Whether the metrics log shows an iteration within `seconds`."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if os.path.exists(metrics) and '"type":"iter"' in open(metrics).read():
+        if logged(metrics, '"type":"iter"'):
             return True
         time.sleep(0.05)
     return False

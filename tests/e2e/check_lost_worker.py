@@ -33,7 +33,7 @@ import threading
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from check_liveness import started_ranks  # noqa: E402
+from check_liveness import logged, started_ranks  # noqa: E402
 
 RANKS, VICTIM, ITERS = 6, 4, 150
 LIVE_WORKERS = (0, 1, 3)
@@ -96,10 +96,9 @@ def run(mpiexec, job, rule, folder):
                f"--sync={rule.split()[0]}", *rule.split()[1:], f"--iterations={ITERS}",
                "--compute_ms=20", "--heartbeat_timeout_s=3", "--timeout_s=60",
                f"--metrics={metrics}"]
-    # Worker 2 trains once the scheduler's log (written in blocks) holds one of its iterations.
-    out, problem = run_losing_worker(
-        command, RANKS, VICTIM, 2,
-        lambda lines: metrics.exists() and '"index":2,' in metrics.read_text())
+    # Worker 2 trains once the scheduler's log holds one of its iterations.
+    out, problem = run_losing_worker(command, RANKS, VICTIM, 2,
+                                     lambda lines: logged(metrics, '"index":2,'))
     if problem:
         return f"{problem}:\n{out[-4000:]}"
     problems = []

@@ -12,12 +12,23 @@ tmp=$(mktemp -d /tmp/pacer-slurm.XXXXXX)
 host=$(hostname -s)
 started_munge=0
 
+# Ends the daemon whose pid file is $1 and waits (up to 10 s) until it has exited: a run straight
+# after this one (ctest --repeat) would otherwise find munged still exiting, or the ports taken.
+stop() {
+  local pid
+  pid=$(cat "$1" 2>/dev/null) || return 0
+  kill "$pid" 2>/dev/null || return 0
+  for _ in $(seq 100); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.1
+  done
+}
+
 cleanup() {
   for daemon in slurmd slurmctld; do
-    [ -f "$tmp/$daemon.pid" ] && kill "$(cat "$tmp/$daemon.pid")" 2>/dev/null || true
+    stop "$tmp/$daemon.pid"
   done
-  [ $started_munge = 1 ] && kill "$(cat /run/munge/pacer-test.pid)" 2>/dev/null
-  sleep 0.5
+  [ $started_munge = 1 ] && stop /run/munge/pacer-test.pid
   rm -rf "$tmp"
 }
 trap cleanup EXIT
