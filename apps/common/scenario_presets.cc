@@ -31,17 +31,22 @@ std::vector<std::string> ScenarioInjects(const std::string& scenario, const JobS
   const int slow_links = scenario == "S3-two" ? 2 : 1;  // the workers whose server links are slow
   const double rate =
       job.link_bytes_per_s > 0 ? job.link_bytes_per_s : (s3 ? kDefaultS3LinkBytesPerSecond : 0);
+  if (s3 && !(job.slow_link_share > 0 && job.slow_link_share <= 1)) {
+    throw std::invalid_argument("--slow-link-share=" + std::to_string(job.slow_link_share) +
+                                ": expected a share of the links' rate in (0, 1]");
+  }
   std::vector<std::string> specs;
   if (rate > 0) {
     for (int w = 0; w < job.workers; ++w) {
       for (int s = 0; s < job.servers; ++s) {
         Cap("w" + std::to_string(w), "s" + std::to_string(s),
-            s3 && w < slow_links ? rate / 4 : rate, &specs);
+            s3 && w < slow_links ? rate * job.slow_link_share : rate, &specs);
       }
     }
   }
   if (scenario == "S3-all") {
-    for (int w = 1; w < job.workers; ++w) Cap("w0", "w" + std::to_string(w), rate / 4, &specs);
+    for (int w = 1; w < job.workers; ++w)
+      Cap("w0", "w" + std::to_string(w), rate * job.slow_link_share, &specs);
   }
   if (s3 || scenario == "S6") return specs;
   if (scenario == "S1")

@@ -13,14 +13,15 @@ struct JobShape {
   int workers = 0, servers = 0;
   double link_bytes_per_s = 0;  // every worker-server link, both ways; 0: unshaped (S3: 5 MB/s)
   std::string server_window = "4s:6s";  // S4: START:LENGTH since the job began, as in --inject
+  double slow_link_share = 0.25;        // S3 and its variants: the slow links' share of the rate
 };
 
 // The reference scenarios of STRAGGLERS.md section 9 as --inject specs: worker 0 (or server 0) is
-// the one slowed. S3 caps worker 0's links to and from every server at a quarter of the others'
-// rate and leaves the links between workers open (a relay can help); S3-all also caps worker 0's
-// links to the other workers (it cannot); S3-two slows workers 0 and 1 as S3 slows worker 0. S4
-// slows server 0 to a third of its service rate in the window. Throws std::invalid_argument for an
-// unknown name.
+// the one slowed. S3 caps worker 0's links to and from every server at `slow_link_share` of the
+// others' rate and leaves the links between workers open (a relay can help); S3-all also caps
+// worker 0's links to the other workers (it cannot); S3-two slows workers 0 and 1 as S3 slows
+// worker 0. S4 slows server 0 to a third of its service rate in the window. Throws
+// std::invalid_argument for an unknown name or a share outside (0, 1].
 std::vector<std::string> ScenarioInjects(const std::string& scenario, const JobShape& job);
 
 // Sets a policy's options: a baseline's --sync mode (they are the same words), sas (--balance=sas),

@@ -86,6 +86,9 @@ struct Config {
   // samples (STRAGGLERS.md section 5); "none" (the default): batches stay the application's.
   std::string predicted_policy = "none";
   double shrink_margin = 0.5;
+  // --skip_eps: under sms, a straggler sends a tensor's gradient as "same as last" (the server
+  // applies the one it sent before) while ||g - g_last|| <= this x ||g_last||.
+  double skip_eps = 0.05;
   // --server_bandwidth: servers' known capacity (a NIC's rate, say), as RATE for every server or
   // RATE,RATE,... one per server, like 1.25GB/s. SAS then judges a server by the worse of its
   // measured service rate and this one. Empty: measured only.

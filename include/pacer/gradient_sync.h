@@ -33,6 +33,8 @@ struct IterationStats {
   double task_wait_s = 0;
   int64_t bytes_out = 0;  // gradients sent
   int64_t bytes_in = 0;   // parameters received
+  // Tensors (keys) sent as "same as last" instead of their values (SMS's skip).
+  int64_t pushes_skipped = 0;
   int batch_size = 0;
   int64_t version = 0;  // lowest parameter version received
 };

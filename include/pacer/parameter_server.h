@@ -39,6 +39,8 @@ class ParameterServer {
     int64_t applied = 0;  // gradients that went into an update
     int64_t dropped = 0;  // gradients dropped as stale (backup workers)
     int64_t pushes = 0;   // pushes received: a relayed one carries several gradients
+    // Bytes kept for workers that skip unchanged gradients (SMS), over the workers.
+    int64_t skip_cache_bytes = 0;
   };
   // Every key this server holds, consistent with the requests handled so far.
   std::map<Key, KeyStats> Keys();

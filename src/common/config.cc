@@ -172,6 +172,9 @@ DEFINE_string(predicted_policy,
 DEFINE_double(shrink_margin,
               pacer::EnvDouble("PACER_SHRINK_MARGIN", pacer::kDefaults.shrink_margin),
               "sms: a worker predicted slower than (1 + this) x the median worker is shrunk");
+DEFINE_double(skip_eps, pacer::EnvDouble("PACER_SKIP_EPS", pacer::kDefaults.skip_eps),
+              "sms: a straggler's gradient within this relative distance of the last one it sent "
+              "goes as 'same as last'");
 
 DEFINE_string(server_bandwidth, pacer::EnvString("PACER_SERVER_BANDWIDTH", ""),
               "servers' known capacity for SAS: RATE for all, or RATE,RATE,... one per server");
@@ -242,6 +245,7 @@ Config Config::FromFlags() {
   c.withhold_threshold = FLAGS_withhold_threshold;
   c.predicted_policy = FLAGS_predicted_policy;
   c.shrink_margin = FLAGS_shrink_margin;
+  c.skip_eps = FLAGS_skip_eps;
   c.server_bandwidth = FLAGS_server_bandwidth;
   c.straggler_floor_ms = FLAGS_straggler_floor_ms;
   c.heartbeat_timeout_s = FLAGS_heartbeat_timeout_s;

@@ -39,6 +39,7 @@ void RelayOrders::TuneBatches(const std::vector<straggler::TunedBatch>& tuned,
     Message order = channel_.Request(proto::BATCH_ORDER, node_.rank(), 0, exchange);
     order.meta.set_batch_size(t.batch);
     order.meta.set_weight(t.weight * weight_scale);
+    order.meta.set_skip_unchanged(t.skip_unchanged);
     node_.transport().Send(node_.roles().WorkerRank(t.worker), order, nullptr);
   }
   for (const proto::Meta& answer :

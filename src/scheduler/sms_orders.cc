@@ -46,6 +46,7 @@ void SmsOrders::OnIteration(int index, int rank, const IterationReport& r) {
     told_[index] = true;
   }
   policy_.Observe(index, r.compute_s, static_cast<int>(r.batch));
+  policy_.ObserveTransfer(index, r.push_s, r.bytes_out);
 }
 
 void SmsOrders::OnBoundary(int64_t iteration) {
@@ -58,9 +59,11 @@ void SmsOrders::Execute(int64_t iteration, const std::vector<straggler::SmsShrin
   std::vector<straggler::TunedBatch> batches;
   std::ostringstream detail;
   for (const straggler::SmsShrink& s : shrinks) {
-    batches.push_back({s.worker, s.batch, s.weight});
+    batches.push_back({s.worker, s.batch, s.weight, s.skip});
     detail << (detail.tellp() > 0 ? ", " : "") << "worker " << s.worker << " " << s.batch
-           << " (predicted " << s.predicted_s * 1e3 << " ms, median " << s.median_s * 1e3 << " ms)";
+           << (s.skip ? " skipping" : "") << " (predicted " << s.predicted_s * 1e3 << " ms, median "
+           << s.median_s * 1e3 << " ms; push " << s.transfer_s * 1e3 << " ms, median "
+           << s.median_transfer_s * 1e3 << " ms)";
   }
   const char* action = "order";
   std::string why;

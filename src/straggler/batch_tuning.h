@@ -20,7 +20,8 @@ struct BatchProfile {
 struct TunedBatch {
   int worker;
   int batch;
-  double weight;  // batch over the sum of the tuned batches: the weights sum to 1
+  double weight;                // batch over the sum of the tuned batches: the weights sum to 1
+  bool skip_unchanged = false;  // SMS's skip (STRET's tuning never skips)
 };
 
 // STRET's one-time batch tuning (STRAGGLERS.md section 6): every worker gets the largest batch

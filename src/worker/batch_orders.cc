@@ -38,7 +38,7 @@ void BatchOrders::OnOrder(Message&& msg) {
                                 " with weight ", weight, ": both must be positive"));
   } else {
     std::lock_guard<std::mutex> lock(mu_);
-    ordered_ = {batch, weight};
+    ordered_ = {batch, weight, msg.meta.skip_unchanged()};
   }
   node_.cluster().SendOrLog(msg.meta.sender(), reply);
 }

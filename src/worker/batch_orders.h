@@ -24,10 +24,12 @@ class BatchOrders {
   // Throws Error for an empty list or a size that is not positive.
   void Allow(const std::vector<int>& sizes);
 
-  // What this iteration runs: the size and weight last ordered (0 and 1 before any order).
+  // What this iteration runs: the size and weight last ordered (0 and 1 before any order), and
+  // whether it skips unchanged gradients (SMS's skip).
   struct Order {
     int batch_size = 0;
     double weight = 1;
+    bool skip_unchanged = false;
   };
   // At the start of an iteration: takes the last order.
   const Order& BeginIteration();

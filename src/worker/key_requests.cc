@@ -21,9 +21,10 @@ void KeyRequests::Prepare() {
   }
 }
 
-void KeyRequests::StartIteration(int64_t clock, double weight) {
+void KeyRequests::StartIteration(int64_t clock, double weight, bool skip_unchanged) {
   clock_ = clock;
   weight_ = weight;
+  skipping_ = skip_unchanged;
   // The relay link changes its orders only at BeginIteration: read them once per iteration.
   withholding_ = relay_ != nullptr && relay_->Withholds();
   relaying_out_ = relay_ != nullptr && relay_->PartnerFor(clock) >= 0;
@@ -53,20 +54,34 @@ int KeyRequests::Send(int u, detail::Operation op, int64_t clock, bool init, boo
   detail::Request request{op, Buffer(&layout_.units()[u].key, sizeof(Key)), {}, {}, {}, nullptr, 0,
                           {}};
   // A withheld gradient: no values (a length of 0) and weight 0. A partner never withholds.
-  const bool withheld =
-      op != detail::Operation::kPull && !init && withholding_ && s.carried.empty();
+  const bool own_gradient = op == detail::Operation::kPush && !init && s.carried.empty();
+  const bool withheld = own_gradient && withholding_;
+  // SMS's skip: only a worker's own gradient, sent to the servers, is kept there.
+  const bool kept = own_gradient && !withheld && skipping_;
+  const bool same_as_last = kept && Unchanged(u);
   request.sync.clock = clock;
   request.sync.version = s.version;
   request.sync.weight = withheld ? 0.0 : weight_ + s.carried_weight;
   request.sync.init = init;
   request.sync.after_own_push = after_own_push;
   if (op == detail::Operation::kPush) request.sync.relayed = s.carried;
-  if (withheld) {
+  request.sync.same_as_last = same_as_last;
+  request.sync.cache_gradient = kept && !same_as_last;
+  if (withheld || same_as_last) {
     static constexpr int32_t kNoValues = 0;
     request.lens = Buffer(&kNoValues, sizeof(kNoValues));
+    if (same_as_last) ++traffic_.pushes_skipped;
   } else if (op != detail::Operation::kPull) {
     request.values = Buffer(s.send, bytes);
     traffic_.bytes_out += static_cast<int64_t>(bytes);
+  }
+  if (kept && !same_as_last) {
+    s.last_sent.assign(s.send, s.send + unit(u).count);
+    s.last_weight = request.sync.weight;
+    s.server_keeps = true;
+  } else if (op == detail::Operation::kPush && !init && !same_as_last && s.server_keeps) {
+    std::vector<float>().swap(s.last_sent);  // the server frees its copy on this push
+    s.server_keeps = false;
   }
   if (op != detail::Operation::kPush) {
     float* receive = s.receive;
@@ -76,6 +91,18 @@ int KeyRequests::Send(int u, detail::Operation op, int64_t clock, bool init, boo
     s.answer = request.sync.answer = std::make_shared<ResponseStamp>();
   }
   return kv_.Submit(std::move(request));
+}
+
+bool KeyRequests::Unchanged(int u) const {
+  const KeyState& s = states_[u];
+  if (!s.server_keeps || s.last_weight != weight_) return false;
+  double moved = 0, last = 0;
+  for (size_t i = 0; i < s.last_sent.size(); ++i) {
+    const double d = static_cast<double>(s.send[i]) - s.last_sent[i];
+    moved += d * d;
+    last += static_cast<double>(s.last_sent[i]) * s.last_sent[i];
+  }
+  return moved <= skip_eps_ * skip_eps_ * last;
 }
 
 void KeyRequests::Await(int u, int ts) {

@@ -42,16 +42,24 @@ class KeyRequests {
     bool relayed_out = false;
     std::vector<int> carried;
     double carried_weight = 0;
+    // SMS's skip, kept across iterations: the gradient and weight last sent for the server to
+    // keep (`server_keeps`), which a push "same as last" stands for.
+    std::vector<float> last_sent;
+    double last_weight = 0;
+    bool server_keeps = false;
   };
   // What went over the wire this iteration, and when.
   struct Traffic {
     int64_t bytes_out = 0, bytes_in = 0;
+    int64_t pushes_skipped = 0;
     bool any_push_sent = false;
     std::chrono::steady_clock::time_point first_push_sent, last_push_acked, last_pull_done;
   };
 
-  KeyRequests(detail::RoutedClient& kv, const TensorLayout& layout, int credit)
-      : kv_(kv), layout_(layout), credit_(credit) {}
+  // `skip_eps`: while skipping, a gradient within this relative distance of the last one sent
+  // goes as "same as last".
+  KeyRequests(detail::RoutedClient& kv, const TensorLayout& layout, int credit, double skip_eps)
+      : kv_(kv), layout_(layout), credit_(credit), skip_eps_(skip_eps) {}
   // Sends this worker's gradients through a relay partner, or carries stragglers', as `relay`
   // says (null: never).
   void set_relay(RelayLink* relay) { relay_ = relay; }
@@ -60,8 +68,10 @@ class KeyRequests {
   void Prepare();
   KeyState& state(int u) { return states_[u]; }
   size_t size() const { return states_.size(); }
-  // Resets the per-iteration state; pushes from now on carry `clock` and `weight`.
-  void StartIteration(int64_t clock, double weight);
+  // Resets the per-iteration state; pushes from now on carry `clock` and `weight`, and with
+  // `skip_unchanged` (SMS's skip), a gradient little changed since the last one sent goes as
+  // "same as last".
+  void StartIteration(int64_t clock, double weight, bool skip_unchanged);
   // Changes the weight of this iteration's pushes not yet sent.
   void set_weight(double weight) { weight_ = weight; }
   double weight() const { return weight_; }
@@ -87,6 +97,9 @@ class KeyRequests {
   // Sends unit u's push and pull: to the servers (carrying the gradients relayed through this
   // worker), or to the relay partner.
   void SendPushPull(int u);
+  // Whether unit u's gradient goes as "same as last": skipping, the server keeps the last one,
+  // of the same weight, and ||g - g_last|| <= skip_eps x ||g_last||.
+  bool Unchanged(int u) const;
   // Stores what a failed wait threw in unit u's state.
   void Fail(int u, const std::function<void()>& wait);
   bool AnyQueued() const;
@@ -95,6 +108,7 @@ class KeyRequests {
   RelayLink* relay_ = nullptr;
   const TensorLayout& layout_;
   const int credit_;
+  const double skip_eps_;
   std::vector<KeyState> states_;
   int pushes_inflight_ = 0;
   uint64_t next_order_ = 0;
@@ -102,6 +116,7 @@ class KeyRequests {
   double weight_ = 1;
   bool withholding_ = false;   // this iteration's pushes carry no values
   bool relaying_out_ = false;  // this iteration's gradients go to the relay partner
+  bool skipping_ = false;      // this iteration's pushes skip unchanged gradients
   Traffic traffic_;
 };
 

@@ -275,6 +275,8 @@ Message RoutedClient::InflightRequests::MessageOf(int ts, Pending& p, Operation 
   meta.set_weight(request.sync.weight);
   if (push) {
     for (int rank : request.sync.relayed) meta.add_relayed(rank);
+    meta.set_cache_gradient(request.sync.cache_gradient);
+    meta.set_same_as_last(request.sync.same_as_last);
   }
   meta.set_init(request.sync.init && push);
   meta.set_after_own_push(request.sync.after_own_push);

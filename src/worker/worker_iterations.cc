@@ -135,8 +135,9 @@ void WorkerIterations::BeginIteration(int batch_size) {
   in_iteration_ = true;
   std::fill(pushed_.begin(), pushed_.end(), false);
   if (relay_) relay_->BeginIteration(clock_);
-  batch_weight_ = batches_ ? batches_->BeginIteration().weight : 1;
-  requests_.StartIteration(clock_, weight_ * batch_weight_);
+  const BatchOrders::Order order = batches_ ? batches_->BeginIteration() : BatchOrders::Order();
+  batch_weight_ = order.weight;
+  requests_.StartIteration(clock_, weight_ * batch_weight_, order.skip_unchanged);
   if (tasks_) tasks_->Begin(clock_);
   current_ = IterationStats();
   current_.iteration = iterations_;
@@ -264,6 +265,7 @@ void WorkerIterations::EndIteration() {
   const KeyRequests::Traffic& traffic = requests_.traffic();
   current_.bytes_out = traffic.bytes_out;
   current_.bytes_in = traffic.bytes_in;
+  current_.pushes_skipped = traffic.pushes_skipped;
   if (traffic.any_push_sent) {
     using Duration = std::chrono::duration<double>;
     current_.push_s =

@@ -35,7 +35,8 @@ class WorkerIterations {
         kv_(session, app_id, sizeof(float)),
         layout_(static_cast<size_t>(std::max<int64_t>(session.config().partition_bytes, 4)) /
                 sizeof(float)),
-        requests_(kv_, layout_, std::max(1, session.config().scheduling_credit)) {
+        requests_(kv_, layout_, std::max(1, session.config().scheduling_credit),
+                  session.config().skip_eps) {
     // The scheduler's relay orders are for the job's model, app 0's.
     if (app_id == 0) {
       relay_ = std::make_unique<RelayLink>(NodeOf(session));

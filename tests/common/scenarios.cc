@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "../common/error_of.h"
 #include "kv_pattern.h"
 #include "pacer/kv_server.h"
 #include "pacer/kv_worker.h"
@@ -17,17 +18,6 @@ namespace {
 
 #define EXPECT_CONTAINS(haystack, needle) \
   EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
-
-// Runs `call` and returns the pacer::Error it threw, or "" if none.
-template <typename F>
-std::string ErrorOf(F call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // Servers serve with the default handler until the job ends; true if this rank is done.
 template <typename T>
@@ -109,44 +99,44 @@ void CallerErrors(Session& session) {
   const Key k7 = OwnKey(session, 7), k99 = OwnKey(session, 99);
   kv.Wait(kv.Push({k7}, {1.5f}));
 
-  EXPECT_EQ(ErrorOf([&] {
+  EXPECT_EQ(testing::ErrorOf([&] {
               kv.Push({3, 1}, {1, 2});
             }),
             prefix + "invalid push: keys not sorted: key 1 at position 1 follows key 3");
-  EXPECT_EQ(ErrorOf([&] {
+  EXPECT_EQ(testing::ErrorOf([&] {
               kv.Push({1, 1}, {1, 2});
             }),
             prefix + "invalid push: duplicate key 1 at positions 0 and 1");
-  EXPECT_EQ(ErrorOf([&] {
+  EXPECT_EQ(testing::ErrorOf([&] {
               kv.Push({1, 2}, {1, 2, 3});
             }),
             prefix +
                 "invalid push: 3 values for 2 keys: without lengths every key needs the same "
                 "number of values");
-  EXPECT_EQ(ErrorOf([&] {
+  EXPECT_EQ(testing::ErrorOf([&] {
               kv.Push({1, 2}, {1, 2, 3}, {1, 1});
             }),
             prefix + "invalid push: lengths add up to 2 values, but 3 were given for 2 keys");
-  EXPECT_EQ(ErrorOf([&] {
+  EXPECT_EQ(testing::ErrorOf([&] {
               kv.Push({1, 2}, {1, 2, 3}, {3});
             }),
             prefix + "invalid push: 1 lengths for 2 keys");
   std::vector<float> out;
-  EXPECT_EQ(ErrorOf([&] { kv.Pull({}, &out); }), prefix + "invalid pull: no keys");
-  EXPECT_EQ(ErrorOf([&] { kv.Wait(12345); }),
+  EXPECT_EQ(testing::ErrorOf([&] { kv.Pull({}, &out); }), prefix + "invalid pull: no keys");
+  EXPECT_EQ(testing::ErrorOf([&] { kv.Wait(12345); }),
             "Wait on unknown timestamp 12345 on rank " + me +
                 ": it was never returned by this KVWorker, or was already waited for");
 
   // A pull of a key never pushed: the owning server names the key and both ranks.
   const std::string owner99 = std::to_string(1 + session.ServerOfKey(k99));
-  std::string error = ErrorOf([&] { kv.Wait(kv.Pull({k99}, &out)); });
+  std::string error = testing::ErrorOf([&] { kv.Wait(kv.Pull({k99}, &out)); });
   EXPECT_CONTAINS(error, "server rank " + owner99 + " rejected PULL");
   EXPECT_CONTAINS(error, "key " + std::to_string(k99) + " was never pushed (pull from rank " + me +
                              ", server rank " + owner99 + ")");
   ExpectStillServes(kv, k7, 1.5f);
 
   // A push whose length differs from what the server holds for the key.
-  error = ErrorOf([&] { kv.Wait(kv.Push({k7}, {1.0f, 2.0f})); });
+  error = testing::ErrorOf([&] { kv.Wait(kv.Push({k7}, {1.0f, 2.0f})); });
   EXPECT_CONTAINS(error, "key " + std::to_string(k7) + ": rank " + me +
                              " pushed 2 values, but server rank " +
                              std::to_string(1 + session.ServerOfKey(k7)) + " holds 1");
@@ -155,17 +145,18 @@ void CallerErrors(Session& session) {
   // A destination buffer of the wrong size.
   std::vector<float> small(3);
   const std::vector<Key> just_k7 = {k7};
-  error = ErrorOf([&] { kv.Wait(kv.ZPull(just_k7, Span<float>(small.data(), small.size()))); });
+  error = testing::ErrorOf(
+      [&] { kv.Wait(kv.ZPull(just_k7, Span<float>(small.data(), small.size()))); });
   EXPECT_CONTAINS(error, "the destination buffer does not hold the 4 bytes pulled for 1 keys");
 
   // Values of another type than the server's.
   KVWorker<double> doubles(session);
-  error = ErrorOf([&] { doubles.Wait(doubles.Push({k7}, {1.0})); });
+  error = testing::ErrorOf([&] { doubles.Wait(doubles.Push({k7}, {1.0})); });
   EXPECT_CONTAINS(error, "values of 8 bytes, but the KVServer of app 0 holds values of 4 bytes");
   ExpectStillServes(kv, k7, 1.5f);
 
   // The wrong role.
-  EXPECT_CONTAINS(ErrorOf([&] { KVServer<float> not_here(session); }),
+  EXPECT_CONTAINS(testing::ErrorOf([&] { KVServer<float> not_here(session); }),
                   "rank " + me + " is a worker, not a server: it cannot host a KVServer");
 }
 

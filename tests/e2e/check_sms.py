@@ -23,9 +23,23 @@ iteration over the same iterations in the same run: the mean iteration over peri
 (iterations 200 on) is at most 1.1 t0 under sms (BSP's is printed beside it, about 1.5 t0); S6
 under sms is within 3% of bsp by median iteration (2 runs each, alternated); and the same shrink
 timing as the test.
+
+The skip (both modes) runs S3 with worker 0's server links at a third of the others' 5 MB/s
+(--slow-link-share), 2 servers, 20 ms of compute and a 1 MB tensor beside the softmax whose
+gradient repeats the softmax weights' (communication-bound; STRET's S3 settings). The test runs it
+under sms for 12 iterations at --skip_eps=1.5, a distance real gradients fall within (at the
+default 0.05 they never do: the mean gradients of two batches of 64 differ by about 1.4 x their
+norm): SMS orders worker 0, and only it, to skip within 4 iterations (its pushes take longer than
+the median worker's); from 2 iterations after the order worker 0 sends fewer bytes than a full
+gradient in some iterations and the others always a full one; every key of every server counts a
+push per worker and iteration (a skip is a push without values). The benchmark measures, against
+BSP in the same run over 100 iterations, worker 0's bytes sent, the mean iteration and the time to
+0.7 accuracy, at the default eps and at 1.5; its targets (the default eps): at least 30% fewer
+bytes, iterations at least 25% shorter, time to accuracy no worse.
 """
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -125,6 +139,83 @@ def quiet_failures(s6):
     return []
 
 
+SKIP = ["--servers", "2", "--compute-ms=20", "--link-mb-s=5", "--slow-link-share=0.3333333",
+        "--model-mb=1", "--eval-every=5", "--target-acc=0.7"]
+SKIP_TEST_ITERS, SKIP_BENCH_ITERS, SKIP_EPS = 12, 100, 1.5
+
+
+def run_skip(mpirun, harness, policy, iters, tmp, eps=None):
+    name = f"S3-{policy}-{eps}"
+    metrics, summary_path = (os.path.join(tmp, name + ext) for ext in (".jsonl", ".json"))
+    out = run_harness(mpirun, harness, "S3", policy,
+                      SKIP + [f"--iters={iters}", f"--metrics={metrics}", f"--json={summary_path}"] +
+                      ([f"--skip_eps={eps}"] if eps is not None else []))
+    with open(summary_path) as f:
+        summary = json.load(f)
+    with open(metrics) as f:
+        records = [json.loads(line) for line in f]
+    summary["bytes_out"] = {}  # [worker][iteration]
+    for r in records:
+        if r["type"] == "iter":
+            summary["bytes_out"].setdefault(r["index"], {})[r["iter"]] = r["bytes_out"]
+    summary["orders"] = [r for r in records if r["type"] == "decision" and r["policy"] == "sms"]
+    summary["pushes"] = [(int(a), int(b)) for a, b in
+                         re.findall(r"pushes per key (\d+)\.\.(\d+)", out)]
+    print(f"S3 (1/3) {policy} eps {eps}: worker 0 sent {sum(summary['bytes_out'][0].values()) / 1e6:.1f}"
+          f" MB, mean iteration {summary['iter_mean_ms']:.1f} ms, time to 0.7 accuracy "
+          f"{summary['time_to_target_s']} s, SMS orders: " +
+          ", ".join(f"{d['iter']}:w{d['target_index']}:skip={d['skip']}"
+                    for d in summary["orders"][:8]), flush=True)
+    return summary
+
+
+def skip_failures(run, iters):
+    failures = []
+    orders = run["orders"]
+    full = max(max(b.values()) for b in run["bytes_out"].values())
+    if (not orders or orders[0]["iter"] > 4 or not orders[0]["skip"] or
+            any(d["target_index"] != 0 for d in orders)):
+        return [f"S3 (1/3): SMS orders {orders[:3]}: expected worker 0 ordered to skip by "
+                "iteration 4, and nobody else"]
+    start = orders[0]["iter"] + 2
+    skipped = [i for i, b in run["bytes_out"][0].items() if b < full]
+    if not skipped or min(skipped) < start:
+        failures.append(f"S3 (1/3): worker 0 sent less than {full} bytes in iterations {skipped}: "
+                        f"expected some, none before {start}")
+    for w in range(1, 4):
+        short = {i: b for i, b in run["bytes_out"][w].items() if b != full}
+        if short:
+            failures.append(f"S3 (1/3): worker {w}, never ordered, sent {short}")
+    if len(run["pushes"]) != 2 or any(p != (4 * iters, 4 * iters) for p in run["pushes"]):
+        failures.append(f"S3 (1/3): servers' pushes per key {run['pushes']}, expected "
+                        f"{4 * iters} on each of 2 servers")
+    return failures
+
+
+def skip_bench(mpirun, harness, tmp):
+    bsp = run_skip(mpirun, harness, "bsp", SKIP_BENCH_ITERS, tmp)
+    sms = {eps: run_skip(mpirun, harness, "sms", SKIP_BENCH_ITERS, tmp, eps)
+           for eps in (0.05, SKIP_EPS)}
+    sent = lambda r: sum(r["bytes_out"][0].values())
+    rows, failures = {}, []
+    print("\n| S3, worker 0's links at 1/3 | worker 0's bytes sent | mean iteration | "
+          "time to 0.7 accuracy |")
+    print("|---|---|---|---|")
+    print(f"| bsp | {sent(bsp) / 1e6:.1f} MB | {bsp['iter_mean_ms']:.1f} ms | "
+          f"{bsp['time_to_target_s']:.2f} s |")
+    for eps, r in sms.items():
+        rows[eps] = {"bytes": sent(r) / sent(bsp), "iteration": r["iter_mean_ms"] / bsp["iter_mean_ms"],
+                     "time_to_target": r["time_to_target_s"] / bsp["time_to_target_s"]}
+        print(f"| sms, --skip_eps={eps} | {rows[eps]['bytes']:.3f} x bsp | "
+              f"{rows[eps]['iteration']:.3f} x bsp | {rows[eps]['time_to_target']:.3f} x bsp |")
+    target = rows[0.05]
+    if target["bytes"] > 0.7 or target["iteration"] > 0.75 or target["time_to_target"] > 1:
+        failures.append(f"S3 (1/3) sms at the default eps: bytes {target['bytes']:.3f}, iteration "
+                        f"{target['iteration']:.3f}, time to accuracy {target['time_to_target']:.3f}"
+                        " x bsp; targets <= 0.7, <= 0.75, <= 1")
+    return rows, failures
+
+
 def mean_after(summary, first):
     return statistics.mean(d for i, d in summary["lengths"].items() if i >= first)
 
@@ -157,10 +248,12 @@ def bench(mpirun, harness, tmp, json_path):
         failures.append(f"S5 sms is {ratio['sms']:.3f} t0 from iteration {PERIOD}, above 1.1")
     if overhead > 1.03:
         failures.append(f"S6 sms is {overhead:.3f} x bsp, more than 3% above")
+    skip, skip_missed = skip_bench(mpirun, harness, tmp)
+    failures += skip_missed
     if json_path:
         with open(json_path, "w") as f:
             json.dump({"t0_ms": 1e3 * t0, "t0_median_ms": 1e3 * t0_median, "s5": ratio,
-                       "s6_sms": overhead}, f, indent=1)
+                       "s6_sms": overhead, "s3_third_skip": skip}, f, indent=1)
     return failures
 
 
@@ -176,6 +269,8 @@ def main():
             if "--report" in option:
                 failures += report_failures(option["--report"], s5)
             failures += quiet_failures(run(mpirun, harness, "S6", "sms", 300, tmp))
+            failures += skip_failures(
+                run_skip(mpirun, harness, "sms", SKIP_TEST_ITERS, tmp, SKIP_EPS), SKIP_TEST_ITERS)
     if failures:
         sys.exit("; ".join(failures))
     print("ok")

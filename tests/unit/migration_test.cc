@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/error_of.h"
 #include "../common/in_process_job.h"
 #include "pacer/error.h"
 #include "pacer/gradient_sync.h"
@@ -16,15 +17,6 @@
 
 namespace pacer {
 namespace {
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 // A MIGRATE order sent by a rank that is not the scheduler; returns the server's answer.
 std::string MigrateFromWorker(Session& session, int range) {
@@ -60,11 +52,11 @@ TEST(MigrationTest, BadOrdersAreRefusedAndTheJobGoesOn) {
       session.Barrier(scheduler_and_worker);  // the worker has registered its tensor
       const int range = control.RangeOf(0);
       const int owner = control.OwnerOf(range);
-      EXPECT_EQ(ErrorOf([&] { control.MoveRange(999, 0); }),
+      EXPECT_EQ(testing::ErrorOf([&] { control.MoveRange(999, 0); }),
                 "range 999 does not exist: the table has ranges 0..31");
-      EXPECT_EQ(ErrorOf([&] { control.MoveRange(range, 5); }),
+      EXPECT_EQ(testing::ErrorOf([&] { control.MoveRange(range, 5); }),
                 "server 5 does not exist: the job has servers 0..1");
-      EXPECT_EQ(ErrorOf([&] { control.MoveRange(range, owner); }),
+      EXPECT_EQ(testing::ErrorOf([&] { control.MoveRange(range, owner); }),
                 "range " + std::to_string(range) + " belongs to server " + std::to_string(owner) +
                     " already");
       EXPECT_EQ(control.OwnerOf(range), owner);  // refused orders change nothing

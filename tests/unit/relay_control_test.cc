@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/error_of.h"
 #include "../common/in_process_job.h"
 #include "pacer/error.h"
 #include "pacer/gradient_sync.h"
@@ -20,15 +21,6 @@ namespace {
 
 constexpr double kCappedBytesPerS = 4e6;
 constexpr int64_t kProbeBytes = 256 << 10;
-
-std::string MessageOf(const std::function<void()>& order) {
-  try {
-    order();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // Workers train a tiny model until the scheduler, done with its orders, names a last clock a few
 // past every worker's (BSP keeps them within one of each other, so each sees it in time).
@@ -63,20 +55,21 @@ void CheckOrders(Session& session) {
   EXPECT_LE(from_one[0], 2 * kCappedBytesPerS * 1.02);
   EXPECT_GT(from_one[2], 5 * from_one[0]);
 
-  EXPECT_EQ(MessageOf([&] { control.Probe(3, kProbeBytes); }),
+  EXPECT_EQ(testing::ErrorOf([&] { control.Probe(3, kProbeBytes); }),
             "a probe of worker 3's links, but the job has 3 workers");
-  EXPECT_EQ(MessageOf([&] { control.Probe(-1, kProbeBytes); }),
+  EXPECT_EQ(testing::ErrorOf([&] { control.Probe(-1, kProbeBytes); }),
             "a probe of worker -1's links, but the job has 3 workers");
-  EXPECT_NE(MessageOf([&] { control.Probe(2, 0); }).find("asked for probes of 0 bytes"),
+  EXPECT_NE(testing::ErrorOf([&] { control.Probe(2, 0); }).find("asked for probes of 0 bytes"),
             std::string::npos);
-  EXPECT_NE(MessageOf([&] {
+  EXPECT_NE(testing::ErrorOf([&] {
               control.Probe(2, int64_t{1} << 30);
             }).find("asked for probes of 1073741824 bytes: expected 1 to 16777216"),
             std::string::npos);
-  EXPECT_EQ(MessageOf([&] { control.Relay(1, 1); }), "worker 1 ordered to relay through itself");
-  EXPECT_EQ(MessageOf([&] { control.Relay(0, 3); }),
+  EXPECT_EQ(testing::ErrorOf([&] { control.Relay(1, 1); }),
+            "worker 1 ordered to relay through itself");
+  EXPECT_EQ(testing::ErrorOf([&] { control.Relay(0, 3); }),
             "worker 0 ordered to relay through worker 3, but the job has 3 workers");
-  EXPECT_EQ(MessageOf([&] { control.Relay(5, 1); }),
+  EXPECT_EQ(testing::ErrorOf([&] { control.Relay(5, 1); }),
             "a relay order for worker 5, but the job has 3 workers");
 }
 
@@ -153,7 +146,7 @@ TEST(RelayControlTest, AWithheldWorkerLeavesTheUpdatesAndStillPulls) {
     session.Barrier(kAllNodes);
     control.Withhold(1, false);
     session.Barrier(kAllNodes);
-    EXPECT_EQ(MessageOf([&] { control.Withhold(2, true); }),
+    EXPECT_EQ(testing::ErrorOf([&] { control.Withhold(2, true); }),
               "a relay order for worker 2, but the job has 2 workers");
     session.Barrier(kAllNodes);
   });

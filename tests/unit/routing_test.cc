@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/error_of.h"
 #include "pacer/error.h"
 #include "ps/routing/router.h"
 
@@ -98,26 +99,18 @@ TEST(RoutingTest, TablesTravelAsBytes) {
 
 TEST(RoutingTest, BadMovesAndTablesGetClearErrors) {
   Router router(2, 4);
-  auto message = [](const std::function<void()>& f) {
-    try {
-      f();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  EXPECT_EQ(message([&] { router.Move(8, 0); }),
+  EXPECT_EQ(testing::ErrorOf([&] { router.Move(8, 0); }),
             "range 8 does not exist: the table has ranges 0..7");
-  EXPECT_EQ(message([&] { router.Move(0, 2); }),
+  EXPECT_EQ(testing::ErrorOf([&] { router.Move(0, 2); }),
             "server 2 does not exist: the job has servers 0..1");
   EXPECT_EQ(router.epoch(), 0);
   std::string bytes = router.Encode();
-  EXPECT_EQ(message([&] { Router::Decode(bytes.substr(0, 10), 2); }),
+  EXPECT_EQ(testing::ErrorOf([&] { Router::Decode(bytes.substr(0, 10), 2); }),
             "a routing table of 10 bytes announcing 0 ranges is not a table of 2 servers");
-  EXPECT_EQ(message([&] { Router::Decode(bytes, 3); }),
+  EXPECT_EQ(testing::ErrorOf([&] { Router::Decode(bytes, 3); }),
             "a routing table of 44 bytes announcing 8 ranges is not a table of 3 servers");
   bytes[bytes.size() - 4] = 9;  // the last range's owner
-  EXPECT_EQ(message([&] { Router::Decode(bytes, 2); }),
+  EXPECT_EQ(testing::ErrorOf([&] { Router::Decode(bytes, 2); }),
             "a routing table gives range 7 to server 9 of 2");
 }
 

@@ -8,6 +8,7 @@
 #include <set>
 #include <vector>
 
+#include "../common/error_of.h"
 #include "pacer/error.h"
 
 namespace pacer {
@@ -89,24 +90,16 @@ TEST(SampleSelectionTest, RandomDropKeepsDistinctSamplesFromItsSeed) {
 }
 
 TEST(SampleSelectionTest, BadArgumentsNameWhatIsWrong) {
-  auto message = [](auto fn) {
-    try {
-      fn();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   const std::vector<float> f(6, 1.0f), l(3, 1.0f);
-  EXPECT_EQ(message([&] { SelectSamples(f, 3, l, 2); }),
+  EXPECT_EQ(testing::ErrorOf([&] { SelectSamples(f, 3, l, 2); }),
             "SelectSamples: 6 features for 3 samples of 3 features each");
-  EXPECT_EQ(message([&] { SelectSamples(f, 2, l, 4); }),
+  EXPECT_EQ(testing::ErrorOf([&] { SelectSamples(f, 2, l, 4); }),
             "SelectSamples: a target of 4 samples of a batch of 3: it must be 1..3");
-  EXPECT_EQ(message([&] {
+  EXPECT_EQ(testing::ErrorOf([&] {
               SelectSamples(f, 2, {1.0f, NAN, 1.0f}, 2);
             }),
             "SelectSamples: the loss of sample 1 is not finite");
-  EXPECT_EQ(message([&] { DropSamplesAtRandom(8, 0, 1); }),
+  EXPECT_EQ(testing::ErrorOf([&] { DropSamplesAtRandom(8, 0, 1); }),
             "DropSamplesAtRandom: a target of 0 samples of a batch of 8: it must be 1..8");
 }
 

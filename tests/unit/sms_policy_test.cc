@@ -144,6 +144,45 @@ TEST(SmsPolicyTest, ShrinksAConstantStragglerOnceAndKeepsItThere) {
   EXPECT_DOUBLE_EQ(run.orders[0].weight, 0.5);
 }
 
+TEST(SmsPolicyTest, OrdersASlowLinkedWorkerToSkipAtItsFullBatch) {
+  SmsPolicy policy;
+  for (int w = 0; w < kWorkers; ++w) policy.Allow(w, Sizes());
+  std::vector<SmsShrink> orders;
+  for (int i = 0; i < 50; ++i) {
+    for (int w = 0; w < kWorkers; ++w) {
+      policy.Observe(w, kComputeS, kFullBatch);
+      policy.ObserveTransfer(w, w == 1 ? 0.030 : 0.010, 1 << 20);  // worker 1's link at 1/3
+      policy.ObserveTransfer(w, 0.050, 1 << 10);  // small pushes are latency, not rate: ignored
+    }
+    for (const SmsShrink& s : policy.Decide()) orders.push_back(s);
+  }
+  ASSERT_EQ(orders.size(), 1u);
+  EXPECT_EQ(orders[0].worker, 1);
+  EXPECT_EQ(orders[0].batch, kFullBatch);
+  EXPECT_TRUE(orders[0].skip);
+  EXPECT_TRUE(policy.SkipsOf(1));
+  EXPECT_FALSE(policy.SkipsOf(0));
+}
+
+TEST(SmsPolicyTest, EqualLinksAreLeftAlone) {
+  SmsPolicy policy;
+  for (int w = 0; w < kWorkers; ++w) policy.Allow(w, Sizes());
+  for (int i = 0; i < 50; ++i) {
+    for (int w = 0; w < kWorkers; ++w) {
+      policy.Observe(w, kComputeS, kFullBatch);
+      policy.ObserveTransfer(w, 0.010 * (1 + 0.05 * w), 1 << 20);
+    }
+    EXPECT_TRUE(policy.Decide().empty()) << "iteration " << i;
+  }
+}
+
+TEST(SmsPolicyTest, AShrunkWorkerAlsoSkips) {
+  const Trace run = Simulate(
+      400, [](int w, int) { return w == 2 ? 2.0 : 1.0; }, 0.03, 9);
+  ASSERT_EQ(run.orders.size(), 1u);
+  EXPECT_TRUE(run.orders[0].skip);
+}
+
 TEST(SmsPolicyTest, NeverShrinksAWorkerThatDidNotTellItsSizes) {
   SmsPolicy policy;
   policy.Allow(0, Sizes());

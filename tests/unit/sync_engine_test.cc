@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/error_of.h"
 #include "pacer/error.h"
 #include "sync_engine_fixture.h"
 
@@ -399,33 +400,29 @@ TEST(SyncEngineTest, PullsWaitForInitialValues) {
 
 TEST(SyncEngineTest, RejectsWhatNoRuleAccepts) {
   Engine e(2, "bsp");
-  auto message = [&](auto&& f) {
-    try {
-      f();
-    } catch (const Error& err) {
-      return std::string(err.what());
-    }
-    return std::string("no error");
-  };
-  EXPECT_NE(message([&] { e.Push(1, 0, 0, {1}); }).find("key 1 has no values"), std::string::npos);
+  EXPECT_NE(testing::ErrorOf([&] { e.Push(1, 0, 0, {1}); }).find("key 1 has no values"),
+            std::string::npos);
   e.Init(1, {0, 0});
-  EXPECT_NE(message([&] { e.Init(1, {1, 1}); }).find("already has"), std::string::npos);
-  EXPECT_NE(message([&] { e.Push(1, 0, 0, {1}); }).find("pushed 4 bytes, the key holds 2"),
+  EXPECT_NE(testing::ErrorOf([&] { e.Init(1, {1, 1}); }).find("already has"), std::string::npos);
+  EXPECT_NE(testing::ErrorOf([&] { e.Push(1, 0, 0, {1}); }).find("pushed 4 bytes, the key holds 2"),
             std::string::npos);
   e.Push(1, 0, 0, {1, 1});
-  EXPECT_NE(message([&] {
+  EXPECT_NE(testing::ErrorOf([&] {
               e.Push(1, 0, 0, {1, 1});
             }).find("clocks must increase"),
             std::string::npos);
-  EXPECT_NE(message([&] {
+  EXPECT_NE(testing::ErrorOf([&] {
               e.Push(1, 1, 0, {1, 1}, 1, 5);
             }).find("only 0 updates"),
             std::string::npos);
-  EXPECT_NE(message([&] {
+  EXPECT_NE(testing::ErrorOf([&] {
               e.Push(1, 1, 0, {1, 1}, -1);
             }).find("weights must be finite and not negative"),
             std::string::npos);
-  EXPECT_NE(message([&] { e.Push(1, 2, 0, {1, 1}); }).find("worker 2 of 2"), std::string::npos);
+  EXPECT_NE(testing::ErrorOf([&] {
+              e.Push(1, 2, 0, {1, 1});
+            }).find("worker 2 of 2"),
+            std::string::npos);
   EXPECT_THROW(Engine(2, "backup:2"), Error);
   // Nothing was applied by the rejected pushes.
   e.Push(1, 1, 0, {3, 3});

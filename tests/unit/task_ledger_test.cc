@@ -12,18 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include "../common/error_of.h"
+
 namespace pacer {
 namespace straggler {
 namespace {
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 TEST(TaskLedgerTest, OwnersTakeFromTheFrontPioneersFromTheBack) {
   TaskLedger ledger = TaskLedger::InShares({4, 4});
@@ -49,18 +42,26 @@ TEST(TaskLedgerTest, OwnersTakeFromTheFrontPioneersFromTheBack) {
 }
 
 TEST(TaskLedgerTest, BadListsAndReportsAreRefusedNamingThem) {
-  EXPECT_EQ(ErrorOf([] { TaskLedger({{0, 1}, {1}}); }), "task 1 is listed for workers 0 and 1");
-  EXPECT_EQ(ErrorOf([] { TaskLedger({{0, 5}}); }), "task 5 of worker 0 is outside 0..1");
+  EXPECT_EQ(testing::ErrorOf<std::invalid_argument>([] {
+              TaskLedger({{0, 1}, {1}});
+            }),
+            "task 1 is listed for workers 0 and 1");
+  EXPECT_EQ(testing::ErrorOf<std::invalid_argument>([] {
+              TaskLedger({{0, 5}});
+            }),
+            "task 5 of worker 0 is outside 0..1");
   TaskLedger ledger = TaskLedger::InShares({2, 2});
   const int64_t mine = ledger.Next(0)->task;
-  EXPECT_EQ(ErrorOf([&] { ledger.Done(1, mine); }),
+  EXPECT_EQ(testing::ErrorOf<std::invalid_argument>([&] { ledger.Done(1, mine); }),
             "worker 1 reported task 0 done, but worker 0 was granted it");
-  EXPECT_EQ(ErrorOf([&] { ledger.Done(1, 3); }),
+  EXPECT_EQ(testing::ErrorOf<std::invalid_argument>([&] { ledger.Done(1, 3); }),
             "worker 1 reported task 3 done, but nobody was granted it");
-  EXPECT_EQ(ErrorOf([&] { ledger.Done(0, 9); }), "task 9 does not exist: the ledger has 4 tasks");
+  EXPECT_EQ(testing::ErrorOf<std::invalid_argument>([&] { ledger.Done(0, 9); }),
+            "task 9 does not exist: the ledger has 4 tasks");
   ledger.Done(0, mine);
-  EXPECT_EQ(ErrorOf([&] { ledger.Done(0, mine); }), "worker 0 reported task 0 done twice");
-  EXPECT_EQ(ErrorOf([&] { ledger.Transfer(0, 2); }),
+  EXPECT_EQ(testing::ErrorOf<std::invalid_argument>([&] { ledger.Done(0, mine); }),
+            "worker 0 reported task 0 done twice");
+  EXPECT_EQ(testing::ErrorOf<std::invalid_argument>([&] { ledger.Transfer(0, 2); }),
             "victim 2 does not exist: the ledger has workers 0..1");
   EXPECT_EQ(ledger.done(), 1) << "refused reports count nothing";
 }

@@ -39,6 +39,10 @@ struct SyncStamp {
   std::shared_ptr<ResponseStamp> answer;
   // A push that carries other workers' gradients of its clock too (STRET's relay): their ranks.
   std::vector<int> relayed;
+  // SMS's skip: a push whose values the server keeps for the next one, or one without values
+  // that stands for what it kept.
+  bool cache_gradient = false;
+  bool same_as_last = false;
 };
 
 struct Request {

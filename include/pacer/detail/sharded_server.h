@@ -41,6 +41,10 @@ struct RequestMeta {
   bool state = false;           // checkpoints: keys' whole state instead of their values
   // A push that carries other workers' gradients too (STRET's relay): their ranks.
   std::vector<int> relayed;
+  // SMS's skip: keep this push's values for the sender's next one; or this push carries none and
+  // stands for the values kept.
+  bool cache_gradient = false;
+  bool same_as_last = false;
   // Collects the response; copy the meta to respond later (e.g. when a synchronization rule
   // fires).
   std::shared_ptr<detail::PendingResponse> response;

@@ -27,6 +27,7 @@ std::vector<std::pair<std::string, std::string>> JobWideOptions(const Config& c)
           {"comm_policy", c.comm_policy},
           {"predicted_policy", c.predicted_policy},
           {"shrink_margin", StrCat(c.shrink_margin)},
+          {"skip_eps", StrCat(c.skip_eps)},
           {"server_bandwidth", c.server_bandwidth},
           {"migrate_every", StrCat(c.migrate_every)},
           {"heartbeat_timeout_s", StrCat(c.heartbeat_timeout_s)},

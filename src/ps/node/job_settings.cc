@@ -76,6 +76,7 @@ void CheckNumbers(const Config& c) {
   ExpectAbove("withhold_every", c.withhold_every, 0);
   ExpectAtLeast("withhold_threshold", c.withhold_threshold, 0.0);
   ExpectAbove("shrink_margin", c.shrink_margin, 0.0);
+  ExpectAtLeast("skip_eps", c.skip_eps, 0.0);
   ExpectAbove("heartbeat_timeout_s", c.heartbeat_timeout_s, 0.0);
   const TransportTuning& t = c.tuning;
   ExpectAbove("max_inflight_bytes", t.max_inflight_bytes, int64_t{0});

@@ -7,6 +7,7 @@
 #include "common/str_cat.h"
 #include "pacer/error.h"
 #include "ps/node/node.h"
+#include "ps/server/gradient_cache.h"
 #include "ps/server/request_shards.h"
 #include "ps/server/sync_engine.h"
 
@@ -30,6 +31,7 @@ class ParameterShards {
     for (int i = 0; i < requests_.num_shards(); ++i) {
       engines_.push_back(std::make_unique<SyncEngine>(options, node.reducer(), allocate));
     }
+    caches_.resize(requests_.num_shards());
     requests_.SetSwitchHandler(
         [this](const RequestMeta& meta, const detail::SyncSwitchRequest& request) {
           Switch(meta, request);
@@ -37,11 +39,14 @@ class ParameterShards {
     requests_.SetMigrationHandlers(
         [this](int shard, const std::function<bool(Key)>& moving) {
           std::vector<detail::RequestShards::MovedKey> records = engines_[shard]->Export(moving);
+          for (auto& [key, state] : records) state = caches_[shard].Pack(key, state);
           requests_.AddKeys(-static_cast<int64_t>(records.size()));
           return records;
         },
         [this](int shard, const std::vector<detail::RequestShards::MovedKey>& records) {
-          for (const auto& [key, state] : records) engines_[shard]->Import(key, state);
+          for (const auto& [key, record] : records) {
+            engines_[shard]->Import(key, caches_[shard].Unpack(key, record));
+          }
           requests_.AddKeys(static_cast<int64_t>(records.size()));
         });
     requests_.Start();
@@ -62,7 +67,7 @@ class ParameterShards {
       for (Key key : engine.Keys()) {
         const KeyStatus s = engine.Status(key);
         std::lock_guard<std::mutex> lock(mu);
-        all[key] = {s.version, s.applied, s.dropped, s.pushes};
+        all[key] = {s.version, s.applied, s.dropped, s.pushes, caches_[shard].BytesOf(key)};
       }
     });
     return all;
@@ -95,6 +100,7 @@ class ParameterShards {
             relayed};
         offset += bytes;
       }
+      if (meta.same_as_last || meta.cache_gradient) Recall(meta, worker, keys, gradients);
       if (meta.init && !relayed.empty()) {
         throw Error(StrCat("key ", keys[0], ": initial values relayed for ", relayed.size(),
                            " workers; initial values are worker 0's alone"));
@@ -115,6 +121,14 @@ class ParameterShards {
         requests_.AddKeys(static_cast<int64_t>(n));
       } else {
         for (size_t i = 0; i < n; ++i) engine.Check(keys[i], gradients[i]);
+        GradientCache& cache = caches_[meta.shard];
+        for (size_t i = 0; i < n && !meta.same_as_last; ++i) {
+          if (meta.cache_gradient) {
+            cache.Keep(worker, keys[i], gradients[i].values);
+          } else {
+            cache.Forget(worker, keys[i]);
+          }
+        }
         for (size_t i = 0; i < n; ++i) engine.Push(keys[i], gradients[i]);
       }
     }
@@ -128,6 +142,31 @@ class ParameterShards {
         std::vector<Key>(keys, keys + n), clock,
         [this, meta, data, &engine] { Serve(meta, data.keys, engine); },
         meta.after_own_push ? worker : -1, [this, meta] { requests_.Redirect(meta); });
+  }
+
+  // SMS's skip: a push "same as last" takes the values kept for its worker; checked before any
+  // key is applied, so that a bad one changes nothing.
+  void Recall(const RequestMeta& meta, int worker, const Key* keys,
+              std::vector<Gradient>& gradients) const {
+    const char* what = meta.same_as_last ? "'same as last'" : "a gradient to keep";
+    if (meta.init || meta.state || !meta.relayed.empty()) {
+      throw Error(StrCat("key ", keys[0], ": worker ", worker, " (rank ", meta.sender, ") sent ",
+                         what, " with ", meta.init ? "initial values" : "relayed gradients",
+                         "; only a worker's own gradients are kept"));
+    }
+    if (!meta.same_as_last) return;
+    if (meta.cache_gradient) {
+      throw Error(StrCat("key ", keys[0], ": worker ", worker, " (rank ", meta.sender,
+                         ") sent 'same as last' and a gradient to keep in one push"));
+    }
+    for (size_t i = 0; i < gradients.size(); ++i) {
+      if (gradients[i].values.size() != 0) {
+        throw Error(StrCat("key ", keys[i], ": worker ", worker, " (rank ", meta.sender,
+                           ") sent 'same as last' with ",
+                           gradients[i].values.size() / sizeof(float), " values; it carries none"));
+      }
+      gradients[i].values = caches_[meta.shard].Recall(worker, meta.sender, keys[i]);
+    }
   }
 
   void Serve(const RequestMeta& meta, const Buffer& keys_buffer, const SyncEngine& engine) {
@@ -171,6 +210,7 @@ class ParameterShards {
 
   Node& node_;
   std::vector<std::unique_ptr<SyncEngine>> engines_;  // one per shard, used only by its shard
+  std::vector<GradientCache> caches_;                 // one per shard, used only by its shard
   detail::RequestShards requests_;                    // stops its threads before the engines go
   std::shared_ptr<void> exclusions_;                  // last: dropped first
 };

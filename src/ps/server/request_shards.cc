@@ -306,6 +306,8 @@ RequestMeta RequestShards::MetaOf(const Message& msg, int parts) {
   meta.after_own_push = msg.meta.after_own_push();
   meta.state = msg.meta.state();
   meta.relayed.assign(msg.meta.relayed().begin(), msg.meta.relayed().end());
+  meta.cache_gradient = msg.meta.cache_gradient();
+  meta.same_as_last = msg.meta.same_as_last();
   meta.response = std::make_shared<PendingResponse>(msg.meta, node_, value_size_, parts);
   return meta;
 }
@@ -313,7 +315,9 @@ RequestMeta RequestShards::MetaOf(const Message& msg, int parts) {
 std::shared_ptr<PayloadConsumer> RequestShards::InPlaceSumFor(const Message& msg) {
   const Key* keys = msg.keys.as<Key>();
   const size_t n = msg.num_keys();
+  // A push the server keeps, or one that stands for what it kept, goes through the handler.
   if (msg.meta.command() != proto::PUSH || n == 0 || injected_.any_fault() ||
+      msg.meta.cache_gradient() || msg.meta.same_as_last() ||
       !Validate(msg, true, msg.consumed_bytes).empty() ||
       Owns(keys, n, msg.meta.epoch()) != Ownership::kOwned) {
     return nullptr;
