@@ -88,7 +88,8 @@ bench-synthetic: build
 
 bench-sms: build
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 python3 tests/e2e/check_sms.py \
-	  $$(command -v mpirun) $(BUILD)/bin/pacer-scenario --bench --json=$(BUILD)/sms-bench.json
+	  $$(command -v mpirun) $(BUILD)/bin/pacer-scenario --bench --json=$(BUILD)/sms-bench.json \
+	  $$(test -x $(BUILD)/bin/pacer-resnet && echo --resnet=$(BUILD)/bin/pacer-resnet)
 
 bench-falcon: build
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 python3 tests/e2e/check_falcon.py \

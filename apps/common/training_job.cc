@@ -3,7 +3,6 @@
 #include <gflags/gflags.h>
 #include <mpi.h>
 #include <pacer/gradient_sync.h>
-#include <pacer/sample_selection.h>
 #include <pacer/session.h>
 #include <pacer/sync_mode.h>
 
@@ -20,6 +19,7 @@
 #include <thread>
 
 #include "app_roles.h"
+#include "batch_shrink.h"
 #include "flag_names.h"
 #include "percentile.h"
 #include "scenario_presets.h"
@@ -121,30 +121,10 @@ Share LiveShare(const Session& session) {
           me - static_cast<int>(before_me)};
 }
 
-// The batch sizes a worker can be ordered to run (STRET's tuning, SMS's shrink) without tasks:
-// multiples of an eighth of --batch.
-std::vector<int> ShrinkSizes() {
-  const int step = std::max(1, FLAGS_batch / 8);
-  std::vector<int> sizes;
-  for (int size = step; size <= FLAGS_batch; size += step) sizes.push_back(size);
-  if (sizes.back() != FLAGS_batch) sizes.push_back(FLAGS_batch);
-  return sizes;
-}
-
-// The `batch` of `rows` a worker ordered to a smaller batch computes, dropped at random (the
-// models do not offer SelectSamples' features yet), the same on a resumed run.
-std::vector<size_t> ShrinkRows(const std::vector<size_t>& rows, int batch, int64_t clock,
-                               int worker) {
-  const SelectedSamples kept =
-      DropSamplesAtRandom(static_cast<int>(rows.size()), batch, Seed(clock, worker) ^ 0x5a5a);
-  std::vector<size_t> shrunk;
-  for (int i : kept.indices) shrunk.push_back(rows[i]);
-  return shrunk;
-}
-
 // One iteration's gradient: the mean over the minibatch (or as much of it as this worker was
 // ordered to run), or over the tasks this worker got.
-double ComputeGradient(const Session& session, GradientSync& sync, Workload& model) {
+double ComputeGradient(const Session& session, GradientSync& sync, Workload& model,
+                       int fixed_batch) {
   model.ZeroGrad();
   const int me = session.role_index();
   const size_t samples = model.train_size();
@@ -153,8 +133,10 @@ double ComputeGradient(const Session& session, GradientSync& sync, Workload& mod
     const Share share = LiveShare(session);
     std::vector<size_t> rows =
         examples::MinibatchRows(samples, share.of, share.index, sync.clock(), FLAGS_batch);
-    const int batch = sync.batch_size(FLAGS_batch);
-    if (batch < static_cast<int>(rows.size())) rows = ShrinkRows(rows, batch, sync.clock(), me);
+    const int batch = std::min(fixed_batch, sync.batch_size(FLAGS_batch));
+    if (batch < static_cast<int>(rows.size())) {
+      rows = ShrinkRows(model, rows, batch, Seed(sync.clock(), me) ^ 0x5a5a);
+    }
     return model.Backward(rows, Seed(sync.clock(), share.index));
   }
   double loss = 0;
@@ -228,8 +210,10 @@ WorkerLog Train(Session& session, Workload& model, const TrainingApp& app) {
   if (FLAGS_tasks > 0) {
     sync.UseTasks(FLAGS_tasks);
   } else {
-    sync.AllowBatchSizes(ShrinkSizes());
+    sync.AllowBatchSizes(ShrinkSizes(FLAGS_batch));
   }
+  const int fixed_batch = FixedShrink(me, FLAGS_batch);
+  if (fixed_batch < FLAGS_batch) sync.set_weight(static_cast<double>(fixed_batch) / FLAGS_batch);
   if (FLAGS_resume) {
     sync.Resume(CheckpointPath("parameters.ckpt"));
     model.Load(WorkerStatePath(me, sync.clock()));
@@ -253,7 +237,7 @@ WorkerLog Train(Session& session, Workload& model, const TrainingApp& app) {
   };
   while (sync.clock() < total) {
     sync.BeginIteration(FLAGS_batch);
-    log.loss = ComputeGradient(session, sync, model);
+    log.loss = ComputeGradient(session, sync, model, fixed_batch);
     for (const Parameter& p : model.parameters()) sync.PushPull(p.name, p.grad, p.values);
     sync.EndIteration();
     log.Record(sync.last_iteration());
@@ -372,6 +356,7 @@ int RunTrainingApp(int argc, char** argv, const TrainingApp& app) {
     throw std::invalid_argument(std::to_string(size) + " ranks leave no worker after the " +
                                 "scheduler and " + std::to_string(config.servers) + " servers");
   }
+  CheckShrinkFlags(size - first_worker, FLAGS_batch);
   std::unique_ptr<Workload> model;
   if (rank >= first_worker) model = app.make(rank == first_worker, FLAGS_synthetic);
   int64_t planned = rank == first_worker && !FLAGS_synthetic

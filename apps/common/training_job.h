@@ -28,6 +28,12 @@ class Workload {
   // Adds the gradient of the mean loss over training samples `rows` and returns that loss. `seed`
   // draws the computation's randomness (dropout), so a resumed job computes what it would have.
   virtual double Backward(const std::vector<size_t>& rows, uint64_t seed) = 0;
+  // For SMS's batch shrink (SelectSamples): per training sample of `rows`, `*dim` cheap features
+  // and a loss. False: the model offers none, and a shrunk batch drops samples at random.
+  virtual bool Describe(const std::vector<size_t>& /*rows*/, std::vector<float>* /*features*/,
+                        int* /*dim*/, std::vector<float>* /*losses*/) {
+    return false;
+  }
   // The held-out metric the target refers to (accuracy); only on the evaluating worker.
   virtual double Evaluate() = 0;
   // The model's local state (parameters, and statistics such as batch norm's) to a file and back.

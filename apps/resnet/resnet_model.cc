@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "torch_module.h"
@@ -134,13 +135,20 @@ ResNet::~ResNet() = default;
 void ResNet::ZeroGrad() { apps::ZeroGrad(*net_); }
 void ResNet::ScaleGrad(float factor) { apps::ScaleGrad(*net_, factor); }
 
-double ResNet::Backward(const float* images, const int* labels, int n) {
+double ResNet::Backward(const float* images, const int* labels, int n, float* losses) {
+  namespace F = torch::nn::functional;
   net_->train();
   const torch::Tensor x = torch::from_blob(const_cast<float*>(images), {n, 1, 28, 28});
   const torch::Tensor y =
       torch::from_blob(const_cast<int*>(labels), {n}, torch::kInt32).to(torch::kLong);
-  torch::Tensor loss = torch::nn::functional::cross_entropy(net_->forward(x), y);
+  const torch::Tensor each =
+      F::cross_entropy(net_->forward(x), y, F::CrossEntropyFuncOptions().reduction(torch::kNone));
+  torch::Tensor loss = each.mean();
   loss.backward();
+  if (losses != nullptr) {
+    const torch::Tensor values = each.detach().contiguous();
+    std::copy(values.data_ptr<float>(), values.data_ptr<float>() + n, losses);
+  }
   return loss.item<double>();
 }
 

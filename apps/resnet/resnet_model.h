@@ -37,9 +37,9 @@ class ResNet {
   void ZeroGrad();
   void ScaleGrad(float factor);
   // Adds the gradient of the mean cross-entropy over `n` images (n x 784 floats in [0, 1]) to the
-  // gradients; returns that mean loss. Training mode: batch norm uses the batch's statistics and
-  // updates its running ones.
-  double Backward(const float* images, const int* labels, int n);
+  // gradients; returns that mean loss, and each image's in `losses` (n floats) unless null.
+  // Training mode: batch norm uses the batch's statistics and updates its running ones.
+  double Backward(const float* images, const int* labels, int n, float* losses = nullptr);
   // The fraction classified right, in evaluation mode (running statistics).
   double Accuracy(const float* images, const int* labels, int n);
   // Parameters and batch-norm statistics to a file and back (see torch_module.h).

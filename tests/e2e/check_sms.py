@@ -2,6 +2,7 @@
 """Predicted stragglers under SMS's batch shrink (issue 32).
 
 Usage: check_sms.py MPIRUN PACER_SCENARIO [--report=PACER_REPORT] [--bench] [--json=FILE]
+                    [--resnet=PACER_RESNET]
 
 4 workers, 1 server, softmax regression on Fashion-MNIST, one task of 16 ms of emulated compute
 per iteration at the full batch of 64 (a smaller batch computes proportionally less). S5 slows
@@ -21,8 +22,10 @@ log has them.
 The benchmark (--bench, `make bench-sms`) measures the targets against t0, S6's BSP mean
 iteration over the same iterations in the same run: the mean iteration over periods 2 and later
 (iterations 200 on) is at most 1.1 t0 under sms (BSP's is printed beside it, about 1.5 t0); S6
-under sms is within 3% of bsp by median iteration (2 runs each, alternated); and the same shrink
-timing as the test.
+under sms is within 3% of bsp by median iteration (2 runs each, alternated); the same shrink
+timing as the test; and from iteration 200, worker 0's shrunk iterations against its slow ones,
+precision and recall at least 0.8 (a shrunk iteration was ordered at a boundary before it, so
+this is the prediction's one step ahead, as SMS acted on it).
 
 The skip (both modes) runs S3 with worker 0's server links at a third of the others' 5 MB/s
 (--slow-link-share), 2 servers, 20 ms of compute and a 1 MB tensor beside the softmax whose
@@ -36,6 +39,11 @@ push per worker and iteration (a skip is a push without values). The benchmark m
 BSP in the same run over 100 iterations, worker 0's bytes sent, the mean iteration and the time to
 0.7 accuracy, at the default eps and at 1.5; its targets (the default eps): at least 30% fewer
 bytes, iterations at least 25% shorter, time to accuracy no worse.
+
+With --resnet, the benchmark also trains pacer-resnet (4 workers) for one epoch with no shrink,
+and with worker 0 at 8 of its 32 images (--shrink=0:8) picked by dedup (SelectSamples on the
+images and their last losses) and by random drop; targets: dedup's accuracy within 0.3 points of
+no shrink's and above random's (medians of 2 runs each, alternated).
 """
 import json
 import os
@@ -216,6 +224,54 @@ def skip_bench(mpirun, harness, tmp):
     return rows, failures
 
 
+def shrink_precision_recall(s5, first):
+    """SMS's mitigation against S5's slow iterations of worker 0, from iteration `first`: the
+    iterations it ran shrunk that were slow (precision) and the slow ones it ran shrunk (recall).
+    A shrunk iteration was ordered at a boundary before it, from the prediction."""
+    batch = {i: b for i, b in s5["batch"][0].items() if i >= first}
+    shrunk = {i for i, b in batch.items() if b < BATCH}
+    slow = {i for i in batch if i % PERIOD >= PERIOD - SLOW}
+    right = len(shrunk & slow)
+    return right / max(1, len(shrunk)), right / max(1, len(slow))
+
+
+RESNET_TURNS = 2
+# Worker 0 of 4 trains on 8 of its 32 images every iteration: b' = B / 4, as for a 4x straggler.
+RESNET = ["--servers", "1", "--epochs=1", "--progress=lines"]
+
+
+def resnet_bench(mpirun, resnet, tmp):
+    """Accuracy after one epoch of pacer-resnet: no shrink, and worker 0 shrunk to 8 of 32 by
+    dedup and by random drop, alternated, RESNET_TURNS each; the medians."""
+    selections = {"none": [], "dedup": ["--shrink=0:8", "--shrink-select=dedup"],
+                  "random": ["--shrink=0:8", "--shrink-select=random"]}
+    accuracy = {name: [] for name in selections}
+    for turn in range(RESNET_TURNS):
+        for name, flags in selections.items():
+            path = os.path.join(tmp, f"resnet-{name}-{turn}.json")
+            result = subprocess.run([mpirun, "--oversubscribe", "-np", "6", resnet] + RESNET +
+                                    flags + [f"--json={path}"], capture_output=True, text=True,
+                                    timeout=900)
+            if result.returncode != 0:
+                sys.exit(f"pacer-resnet {name} failed: {result.stdout[-1000:]} "
+                         f"{result.stderr[-2000:]}")
+            with open(path) as f:
+                accuracy[name].append(json.load(f)["accuracy"])
+            print(f"resnet {name}: accuracy {accuracy[name][-1]:.4f}", flush=True)
+    median = {name: statistics.median(values) for name, values in accuracy.items()}
+    print("\n| pacer-resnet, 1 epoch, worker 0 at 8 of 32 | accuracy (median of "
+          f"{RESNET_TURNS}) | runs |")
+    print("|---|---|---|")
+    for name, values in accuracy.items():
+        print(f"| {name} | {median[name]:.4f} | {', '.join(f'{v:.4f}' for v in values)} |")
+    failures = []
+    if median["dedup"] < median["none"] - 0.003 or median["dedup"] <= median["random"]:
+        failures.append(f"resnet: dedup {median['dedup']:.4f}, none {median['none']:.4f}, random "
+                        f"{median['random']:.4f}; targets: dedup within 0.3 points of none and "
+                        "above random")
+    return median, failures
+
+
 def mean_after(summary, first):
     return statistics.mean(d for i, d in summary["lengths"].items() if i >= first)
 
@@ -224,7 +280,7 @@ def median_after(summary, first=5):
     return statistics.median(d for i, d in summary["lengths"].items() if i >= first)
 
 
-def bench(mpirun, harness, tmp, json_path):
+def bench(mpirun, harness, tmp, json_path, resnet=None):
     s6 = {"bsp": [], "sms": []}
     for turn in range(2):
         for policy in s6:
@@ -244,16 +300,27 @@ def bench(mpirun, harness, tmp, json_path):
     print(f"| S5 | bsp | {ratio['bsp']:.3f} t0 (mean from iteration {PERIOD}) | - |")
     print(f"| S5 | sms | {ratio['sms']:.3f} t0 (mean from iteration {PERIOD}) | <= 1.1 |")
     print(f"| S6 | sms | {overhead:.3f} x S6 bsp (median iteration) | <= 1.03 |")
+    precision, recall = shrink_precision_recall(s5["sms"], PERIOD)
+    print(f"\nS5 sms from iteration {PERIOD}: worker 0 ran shrunk in slow iterations with precision "
+          f"{precision:.3f} and recall {recall:.3f} (targets >= 0.8)")
+    if precision < 0.8 or recall < 0.8:
+        failures.append(f"S5 sms: shrink precision {precision:.3f}, recall {recall:.3f}, below 0.8")
     if ratio["sms"] > 1.1:
         failures.append(f"S5 sms is {ratio['sms']:.3f} t0 from iteration {PERIOD}, above 1.1")
     if overhead > 1.03:
         failures.append(f"S6 sms is {overhead:.3f} x bsp, more than 3% above")
     skip, skip_missed = skip_bench(mpirun, harness, tmp)
     failures += skip_missed
+    selection = None
+    if resnet:
+        selection, selection_missed = resnet_bench(mpirun, resnet, tmp)
+        failures += selection_missed
     if json_path:
         with open(json_path, "w") as f:
             json.dump({"t0_ms": 1e3 * t0, "t0_median_ms": 1e3 * t0_median, "s5": ratio,
-                       "s6_sms": overhead, "s3_third_skip": skip}, f, indent=1)
+                       "s6_sms": overhead, "s5_shrink_precision": precision,
+                       "s5_shrink_recall": recall, "s3_third_skip": skip,
+                       "resnet_shrink_accuracy": selection}, f, indent=1)
     return failures
 
 
@@ -262,7 +329,7 @@ def main():
     option = {a.split("=", 1)[0]: a.split("=", 1)[1] for a in sys.argv[3:] if "=" in a}
     with tempfile.TemporaryDirectory() as tmp:
         if "--bench" in sys.argv[3:]:
-            failures = bench(mpirun, harness, tmp, option.get("--json"))
+            failures = bench(mpirun, harness, tmp, option.get("--json"), option.get("--resnet"))
         else:
             s5 = run(mpirun, harness, "S5", "sms", TEST_ITERS, tmp)
             failures = shrink_failures(s5)
