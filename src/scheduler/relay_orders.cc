@@ -48,7 +48,7 @@ void RelayOrders::TuneBatches(const std::vector<straggler::TunedBatch>& tuned,
   }
 }
 
-std::vector<double> RelayOrders::Probe(int worker, int64_t bytes) {
+std::vector<double> RelayOrders::Probe(int worker, int64_t bytes, bool servers) {
   const int workers = node_.roles().num_workers();
   if (worker < 0 || worker >= workers) {
     throw Error(
@@ -57,13 +57,15 @@ std::vector<double> RelayOrders::Probe(int worker, int64_t bytes) {
   std::lock_guard<std::mutex> control(node_.control_mutex());
   Message order = channel_.Request(proto::LINK_PROBE, node_.rank(), 0, channel_.Begin(1));
   order.meta.set_probe_bytes(bytes);
+  order.meta.set_probe_servers(servers);
   node_.transport().Send(node_.roles().WorkerRank(worker), order, nullptr);
   const proto::Meta answer =
       channel_.Wait(StrCat("asking worker ", worker, " to probe its links"))[0];
   if (!answer.error().empty()) throw Error(answer.error());
-  if (answer.link_bandwidth_size() != node_.roles().num_workers()) {
+  const int ends = servers ? node_.roles().num_servers() : node_.roles().num_workers();
+  if (answer.link_bandwidth_size() != ends) {
     throw Error(StrCat("worker ", worker, " answered a probe with ", answer.link_bandwidth_size(),
-                       " bandwidths, but the job has ", node_.roles().num_workers(), " workers"));
+                       " bandwidths, but the job has ", ends, servers ? " servers" : " workers"));
   }
   return {answer.link_bandwidth().begin(), answer.link_bandwidth().end()};
 }

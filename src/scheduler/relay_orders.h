@@ -24,7 +24,8 @@ class RelayOrders {
   // all the answers, so that the workers take their sizes at about the same iteration; the first
   // refusal is thrown, naming its worker.
   void TuneBatches(const std::vector<straggler::TunedBatch>& tuned, double weight_scale);
-  std::vector<double> Probe(int worker, int64_t bytes);
+  // As RelayControl::Probe, or with `servers` its links to the servers, by server index.
+  std::vector<double> Probe(int worker, int64_t bytes, bool servers = false);
   // Ends the order under way, and every later one, with an Error (the job is ending).
   void Cancel() { channel_.Cancel(); }
 

@@ -76,6 +76,14 @@ void StretOrders::OnBoundary(int64_t iteration) {
   o.num_workers = node_.roles().num_workers();
   o.communication = watch_.FlaggedWorkers({Kind::kCommunication, Kind::kBoth});
   o.compute = watch_.FlaggedWorkers({Kind::kCompute, Kind::kBoth});
+  {
+    // A probe's measure replaces the reports from before the relay.
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [worker, bandwidth] : probed_server_links_) {
+      server_bandwidth_[worker].assign(1, bandwidth);
+    }
+    probed_server_links_.clear();
+  }
   for (const std::deque<double>& samples : server_bandwidth_) {
     o.server_bandwidth.push_back(Median(samples));
   }
@@ -107,6 +115,38 @@ void StretOrders::OnBoundary(int64_t iteration) {
       }
     }
     if (!queue_.Post([this, order = std::move(order)] { Execute(order); })) return;
+  }
+  if (iteration % kRecheckEvery != 0) return;
+  for (int w = 0; w < o.num_workers; ++w) {
+    if (policy_.PartnerOf(w) < 0 && !policy_.Withheld(w)) continue;
+    if (!queue_.Post([this, w, iteration] { ProbeServerLinks(w, iteration); })) return;
+  }
+}
+
+void StretOrders::ProbeServerLinks(int worker, int64_t iteration) {
+  const straggler::StretDecision probe{straggler::StretDecision::Kind::kProbe, worker, -1,
+                                       "its own links to the servers are measured"};
+  try {
+    const std::vector<double> bandwidth = orders_.Probe(worker, kProbeBytes, true);
+    double sum = 0;
+    std::ostringstream detail;
+    for (int s = 0; s < static_cast<int>(bandwidth.size()); ++s) {
+      sum += bandwidth[s];
+      detail << (detail.tellp() > 0 ? ", " : "") << "server " << s << " " << bandwidth[s] / 1e6
+             << " MB/s";
+    }
+    metrics_.Stret(iteration, node_.cluster().SecondsSinceStart(), RankOf(worker), -1, probe,
+                   "done", detail.str());
+    // A probe that did not come back (0) leaves the last measure.
+    if (std::all_of(bandwidth.begin(), bandwidth.end(), [](double b) { return b > 0; })) {
+      std::lock_guard<std::mutex> lock(mu_);
+      probed_server_links_[worker] = sum;
+    }
+  } catch (const std::exception& e) {
+    LOG(WARNING) << "STRET probe of worker " << worker
+                 << "'s links to the servers failed: " << e.what();
+    metrics_.Stret(iteration, node_.cluster().SecondsSinceStart(), RankOf(worker), -1, probe,
+                   "failed", e.what());
   }
 }
 

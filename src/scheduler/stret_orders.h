@@ -48,6 +48,10 @@ class StretOrders : public TelemetryObserver {
   static constexpr int64_t kProbeBytes = 64 << 10;
   // Iteration reports whose median is a worker's bandwidth to the servers.
   static constexpr size_t kSamples = 5;
+  // A relayed straggler's traffic goes to its partner, and a withheld one pushes no values: neither
+  // measures its own links to the servers, so every this many iterations they are probed, and
+  // the relay or the withholding ends once they recover (kProbeBytes each way per server).
+  static constexpr int64_t kRecheckEvery = 10;
 
  private:
   struct Order {
@@ -57,6 +61,9 @@ class StretOrders : public TelemetryObserver {
     int nominal_batch = 0;                          // kBatchTune: the size every worker runs
   };
   void Execute(const Order& order);
+  // Probes relayed or withheld straggler `worker`'s links to the servers: their sum, as much as its
+  // pushes would measure over all of them at once, replaces its bandwidth at the next boundary.
+  void ProbeServerLinks(int worker, int64_t iteration);
   // kBatchTune: each worker's size and weight from the profiles and the sizes the workers allow.
   std::string TuneBatches(const Order& order);
   int RankOf(int worker) const { return worker < 0 ? -1 : node_.roles().WorkerRank(worker); }
@@ -76,6 +83,7 @@ class StretOrders : public TelemetryObserver {
 
   std::mutex mu_;
   std::map<std::pair<int, int>, double> peer_bandwidth_;  // probed: (lower, higher) index
+  std::map<int, double> probed_server_links_;             // by worker: not yet in server_bandwidth_
   OrderQueue queue_;  // last: its thread runs orders that use the rest
 };
 

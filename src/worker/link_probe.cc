@@ -49,11 +49,8 @@ void LinkProbe::OnOrder(Message&& msg) {
 }
 
 void LinkProbe::OnEcho(Message&& msg) {
-  Message reply = ReplyTo(msg.meta, node_.rank());
-  reply.keys = std::move(msg.keys);
-  reply.vals = std::move(msg.vals);
-  reply.meta.set_value_size(msg.meta.value_size());
-  node_.cluster().SendOrLog(msg.meta.sender(), reply);
+  const int sender = msg.meta.sender();
+  node_.cluster().SendOrLog(sender, EchoOf(std::move(msg), node_.rank()));
 }
 
 void LinkProbe::Run() {
@@ -81,8 +78,9 @@ void LinkProbe::Probe(const proto::Meta& order) {
   const std::vector<float> payload(floats, 1.0f);
   const Key key = 0;
   Message reply = ReplyTo(order, node_.rank());
-  for (int w = 0; w < roles.num_workers(); ++w) {
-    const int peer = roles.WorkerRank(w);
+  const bool servers = order.probe_servers();
+  for (int i = 0; i < (servers ? roles.num_servers() : roles.num_workers()); ++i) {
+    const int peer = servers ? Roles::ServerRank(i) : roles.WorkerRank(i);
     double bandwidth = 0;
     if (peer != node_.rank()) {
       Message probe = channel_.Request(proto::PROBE_ECHO, node_.rank(), 0, channel_.Begin(1));
@@ -92,7 +90,8 @@ void LinkProbe::Probe(const proto::Meta& order) {
       const auto start = std::chrono::steady_clock::now();
       node_.transport().Send(peer, probe, nullptr);
       try {
-        channel_.Wait(StrCat("probing the link to worker rank ", peer));
+        channel_.Wait(
+            StrCat("probing the link to ", servers ? "server" : "worker", " rank ", peer));
         const double s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         bandwidth = 2.0 * static_cast<double>(floats * sizeof(float)) / std::max(s, 1e-9);

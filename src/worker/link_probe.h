@@ -12,11 +12,12 @@ namespace pacer {
 
 class Node;
 
-// STRET's worker-to-worker probes (STRAGGLERS.md section 6): a relay partner is chosen by its link
-// to the straggler, which no gradient traffic measures. Once the scheduler flags a communication
-// straggler it asks it to probe (LINK_PROBE); the straggler sends each other worker, one at a
-// time, a probe of the asked size, which comes back whole (PROBE_ECHO), and answers with each
-// link's round-trip bytes per second (2 x size over the round trip: a relay's gradients go one
+// STRET's link probes (STRAGGLERS.md section 6): a relay partner is chosen by its link to the
+// straggler, which no gradient traffic measures. Once the scheduler flags a communication
+// straggler it asks it to probe (LINK_PROBE); the straggler sends each other worker (or each
+// server, for a relayed straggler's own link: `probe_servers`), one at a time, a probe of the
+// asked size, which comes back whole (PROBE_ECHO), and answers with each link's round-trip bytes
+// per second (2 x size over the round trip: a relay's gradients go one
 // way and its parameters the other). The probes run at once, on a thread of their own beside
 // training, so that the relay can start an iteration sooner; each waits at most a bounded time,
 // and one that does not come back counts as no bandwidth.

@@ -75,9 +75,10 @@ def run(mpirun, harness, scenario, policy, iters, tmp, workers=4, extra=(), tag=
         summary["batches"].setdefault(r["index"], {}).setdefault(r["batch"], r["iter"])
     relayed = [r for r in records if r["type"] == "iter" and r["partner_rank"] >= 0]
     summary["relayed_iterations"] = len(relayed)
-    summary["first_relayed"] = {}
+    summary["first_relayed"], summary["relayed_last"] = {}, {}
     for r in sorted(relayed, key=lambda r: r["iter"]):
         summary["first_relayed"].setdefault(r["index"], r["iter"])
+        summary["relayed_last"][r["index"]] = r["iter"]
     summary["servers"] = [tuple(int(x) for x in m.groups()) for m in re.finditer(
         r"^server \d+: (\d+) keys, pushes per key (\d+)\.\.(\d+), gradients per key "
         r"(\d+)\.\.(\d+)$", out, re.M)]
@@ -182,6 +183,30 @@ def check_test(s3, s6, s3_all, s1):
     if withholds != [(10, 0)]:
         failures.append(f"S3-all: withheld {withholds}, expected worker 0 at iteration 10")
     return failures + batch_failures(s1)
+
+
+# Worker 0's links to the servers at a quarter of the others' for the first 4 s (a second bw cap
+# on top of --link-mb-s, so the two rates combine: 1 / (1/5 + 1/1.67) = 1.25 MB/s), then at theirs.
+RECOVERING = [f"--inject=link:{a}->{b}:bw=1666667B/s@window=0s:4s"
+              for s in ("s0", "s1") for a, b in (("w0", s), (s, "w0"))]
+RECOVERY_ITERS = 30
+
+
+def recovery_failures(summary):
+    """Worker 0, relayed while its links are slow, is probed on its links to the servers every
+    10 iterations; once they recover the relay ends, and it pushes on its own again."""
+    ends = [d for d in summary["stret"] if d["kind"] == "end_relay" and d["action"] == "order"]
+    probes = [d["iter"] for d in summary["stret"] if d["kind"] == "probe" and
+              d["action"] == "done" and d["detail"].startswith("server 0")]
+    if not relays(summary) or len(ends) != 1 or "recovered" not in ends[0]["detail"]:
+        return [f"recovering link: relays {relays(summary)} and ends {ends}: expected worker 0 "
+                "relayed, then the relay ended once its link recovered"]
+    end, last = ends[0]["iter"], summary["relayed_last"].get(0, -1)
+    # The order takes hold at the straggler's next iteration or the one after.
+    if not probes or probes[-1] > end or last > end + 2 or len(relays(summary)) != 1:
+        return [f"recovering link: server links probed at {probes}, the relay ended at {end}, "
+                f"worker 0 last relayed at {last}, {len(relays(summary))} relay orders"]
+    return []
 
 
 def report_failures(report, summary):
@@ -291,6 +316,8 @@ def main():
             runs.append(run(mpirun, harness, "S1", "stret", TEST_ITERS, tmp,
                             common=COMPUTE_BOUND))
             failures = check_test(*runs)
+            failures += recovery_failures(run(mpirun, harness, "S6", "stret", RECOVERY_ITERS, tmp,
+                                              extra=RECOVERING, tag="-recovering"))
             if report:
                 failures += report_failures(report, runs[0])
     if failures:

@@ -219,6 +219,14 @@ std::string Describe(const proto::Meta& meta) {
                 " client=", meta.client_id());
 }
 
+Message EchoOf(Message&& probe, int sender) {
+  Message reply = ReplyTo(probe.meta, sender);
+  reply.keys = std::move(probe.keys);
+  reply.vals = std::move(probe.vals);
+  reply.meta.set_value_size(probe.meta.value_size());
+  return reply;
+}
+
 Message ReplyTo(const proto::Meta& request, int sender) {
   Message reply;
   reply.meta.set_command(request.command());

@@ -72,6 +72,9 @@ bool DecodeIndex(const DecodedHeader& header, Message* out, std::string* error);
 // part.
 Message ReplyTo(const proto::Meta& request, int sender);
 
+// A PROBE_ECHO's answer from `sender`: the probe's keys and values, sent back whole.
+Message EchoOf(Message&& probe, int sender);
+
 // Human-readable one-line description of a message, for logs and errors.
 std::string Describe(const proto::Meta& meta);
 

@@ -2,10 +2,12 @@
 
 #include <map>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "common/str_cat.h"
 #include "pacer/error.h"
+#include "ps/messages/message.h"
 #include "ps/node/node.h"
 #include "ps/server/gradient_cache.h"
 #include "ps/server/request_shards.h"
@@ -50,6 +52,14 @@ class ParameterShards {
           requests_.AddKeys(static_cast<int64_t>(records.size()));
         });
     requests_.Start();
+    // STRET probes a relayed straggler's own links to the servers (src/worker/link_probe.h).
+    if (app_id == 0) {
+      node.dispatcher().Take(proto::PROBE_ECHO, [&node](Message&& msg) {
+        const int sender = msg.meta.sender();
+        node.cluster().SendOrLog(sender, EchoOf(std::move(msg), node.rank()));
+      });
+      answers_probes_ = true;
+    }
     // A worker the job goes on without: no clock waits for its gradients any more.
     exclusions_ = node.cluster().WatchExclusions([this](int rank, const std::string&) {
       const int worker = node_.roles().IndexOf(rank);
@@ -58,6 +68,12 @@ class ParameterShards {
       }
     });
   }
+
+  ~ParameterShards() {
+    if (answers_probes_) node_.dispatcher().Take(proto::PROBE_ECHO, nullptr);
+  }
+  ParameterShards(const ParameterShards&) = delete;
+  ParameterShards& operator=(const ParameterShards&) = delete;
 
   std::map<Key, ParameterServer::KeyStats> Keys() {
     std::mutex mu;
@@ -209,6 +225,7 @@ class ParameterShards {
   }
 
   Node& node_;
+  bool answers_probes_ = false;
   std::vector<std::unique_ptr<SyncEngine>> engines_;  // one per shard, used only by its shard
   std::vector<GradientCache> caches_;                 // one per shard, used only by its shard
   detail::RequestShards requests_;                    // stops its threads before the engines go
