@@ -1,10 +1,12 @@
 // A key's migrated state (MIGRATE_STATE) and a key's checkpoint record, as a server installs
-// them: SyncEngine::Import and SyncEngine::Resume on an engine of 2 workers, sgd with momentum.
+// them: SyncEngine::Import and SyncEngine::Resume on an engine of 2 workers, sgd with momentum,
+// and a moved key's record as the server reads it (the skip's kept gradients, then the engine's).
 #include <cstddef>
 #include <cstdint>
 
 #include "pacer/error.h"
 #include "pacer/reducer.h"
+#include "ps/server/gradient_cache.h"
 #include "ps/server/sync_engine.h"
 
 namespace {
@@ -29,6 +31,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
       engine.Import(7, record);
       engine.Status(7);
+    } catch (const pacer::Error&) {
+    }
+  }
+  {
+    pacer::SyncEngine engine = MakeEngine(*reducer);
+    pacer::GradientCache cache;
+    try {
+      engine.Import(7, cache.Unpack(7, record));
+      cache.BytesOf(7);
     } catch (const pacer::Error&) {
     }
   }

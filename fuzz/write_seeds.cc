@@ -10,6 +10,7 @@
 #include "ps/messages/message.h"
 #include "ps/messages/telemetry.h"
 #include "ps/routing/router.h"
+#include "ps/server/gradient_cache.h"
 #include "ps/server/sync_engine.h"
 #include "worker/checkpoint_file.h"
 
@@ -106,6 +107,10 @@ void MigrationSeeds() {
   Seed("migration_record", 0, BytesOf(engine.Checkpoint(7)));
   for (const SyncEngine::KeyRecord& record : engine.Export([](Key) { return true; })) {
     Seed("migration_record", 1, BytesOf(record.second));
+    // As a server sends it: with a skipping worker's kept gradient.
+    GradientCache cache;
+    cache.Keep(1, 7, Buffer::Copy(values.data(), values.size() * sizeof(float)));
+    Seed("migration_record", 2, BytesOf(cache.Pack(7, record.second)));
   }
 }
 
