@@ -39,7 +39,7 @@ test-long: build
 ASAN_ENV := ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 TSAN_ENV := TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/sanitizers/tsan.supp \
   UCX_MEM_EVENTS=no
-TSAN_TESTS := local|Checkpoint|Migration|ServerReport|TaskTransfer|Liveness|ConfigurationAgreement|SyncEngine|RequestTracker
+TSAN_TESTS := local|Checkpoint|Migration|ServerReport|TaskTransfer|Liveness|ConfigurationAgreement|SyncEngine|RequestTracker|GradientSkip
 test-sanitize: test-asan test-tsan
 test-asan: deps
 	@cmake -S . -B build-asan -DPACER_SANITIZE=address,undefined >/dev/null

@@ -7,17 +7,17 @@
 #include "common/optimizer_spec.h"
 #include "pacer/error.h"
 #include "pacer/sync_mode.h"
-#include "straggler/fault_spec.h"
+#include "common/fault_spec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
-    pacer::straggler::FaultSpec::Parse(text);
+    pacer::FaultSpec::Parse(text);
   } catch (const std::invalid_argument&) {
   } catch (const pacer::Error&) {
   }
   try {
-    pacer::straggler::ParseRate(text);
+    pacer::ParseRate(text);
   } catch (const std::invalid_argument&) {
   }
   try {

@@ -37,7 +37,7 @@ struct Config {
   // --scheduling_credit: GradientSync's keys in flight per worker; the rest wait by priority.
   int scheduling_credit = 8;
   // --inject: fault injection, off when empty. Repeatable; PACER_INJECT separates specs with ';'.
-  // The grammar is in src/straggler/fault_spec.h (e.g. worker:3:compute=3x@p=0.1).
+  // The grammar is in src/common/fault_spec.h (e.g. worker:3:compute=3x@p=0.1).
   std::vector<std::string> inject;
   // --inject_seed: seed of the probabilistic injection schedules.
   int64_t inject_seed = 1;

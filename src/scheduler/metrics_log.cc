@@ -118,11 +118,11 @@ void MetricsLog::Sms(int64_t iteration, double t_s, int rank, const straggler::S
   Write(Format("{\"type\":\"decision\",\"iter\":%lld,\"t_s\":%.6f,\"policy\":\"sms\","
                "\"target_rank\":%d,\"target_index\":%d,\"kind\":\"batch\",\"action\":\"%s\","
                "\"batch\":%d,\"weight\":%.6f,\"predicted_s\":%.6f,\"median_s\":%.6f,"
-               "\"skip\":%s,\"transfer_s\":%.6f,\"median_transfer_s\":%.6f,"
+               "\"skip\":%s,\"slow_link\":%s,"
                "\"detail\":\"%s\"}\n",
                static_cast<long long>(iteration), t_s, rank, s.worker, action, s.batch, s.weight,
-               s.predicted_s, s.median_s, s.skip ? "true" : "false", s.transfer_s,
-               s.median_transfer_s, detail.c_str()),
+               s.predicted_s, s.median_s, s.skip ? "true" : "false", s.slow_link ? "true" : "false",
+               detail.c_str()),
         true);
 }
 

@@ -19,9 +19,11 @@ straggler::SmsOptions OptionsOf(const Config& c) {
 
 }  // namespace
 
-SmsOrders::SmsOrders(Node& node, MetricsLog& metrics, const AllowedBatches& allowed)
+SmsOrders::SmsOrders(Node& node, MetricsLog& metrics, const StragglerWatch& watch,
+                     const AllowedBatches& allowed)
     : node_(node),
       metrics_(metrics),
+      watch_(watch),
       allowed_(allowed),
       orders_(node),
       policy_(OptionsOf(node.config())),
@@ -46,10 +48,10 @@ void SmsOrders::OnIteration(int index, int rank, const IterationReport& r) {
     told_[index] = true;
   }
   policy_.Observe(index, r.compute_s, static_cast<int>(r.batch));
-  policy_.ObserveTransfer(index, r.push_s, r.bytes_out);
 }
 
 void SmsOrders::OnBoundary(int64_t iteration) {
+  policy_.SetSlowLinks(watch_.FlaggedWorkers({straggler::Detection::Kind::kCommunication}));
   std::vector<straggler::SmsShrink> shrinks = policy_.Decide();
   if (shrinks.empty()) return;
   queue_.Post([this, iteration, shrinks = std::move(shrinks)] { Execute(iteration, shrinks); });
@@ -61,9 +63,8 @@ void SmsOrders::Execute(int64_t iteration, const std::vector<straggler::SmsShrin
   for (const straggler::SmsShrink& s : shrinks) {
     batches.push_back({s.worker, s.batch, s.weight, s.skip});
     detail << (detail.tellp() > 0 ? ", " : "") << "worker " << s.worker << " " << s.batch
-           << (s.skip ? " skipping" : "") << " (predicted " << s.predicted_s * 1e3 << " ms, median "
-           << s.median_s * 1e3 << " ms; push " << s.transfer_s * 1e3 << " ms, median "
-           << s.median_transfer_s * 1e3 << " ms)";
+           << (s.skip ? " skipping" : "") << (s.slow_link ? " (a slow link)" : "") << " (predicted "
+           << s.predicted_s * 1e3 << " ms, median " << s.median_s * 1e3 << " ms)";
   }
   const char* action = "order";
   std::string why;

@@ -8,21 +8,24 @@
 #include "scheduler/metrics_log.h"
 #include "scheduler/order_queue.h"
 #include "scheduler/relay_orders.h"
+#include "scheduler/straggler_watch.h"
 #include "scheduler/telemetry_intake.h"
 #include "straggler/sms_policy.h"
 
 namespace pacer {
 
 // The scheduler's side of SMS's batch shrink (--predicted_policy=sms, STRAGGLERS.md section 5):
-// it feeds SmsPolicy each worker's measured compute per batch and the sizes the application allows
-// (GradientSync::AllowBatchSizes), and at every iteration boundary sends the policy's orders, the
+// it feeds SmsPolicy each worker's measured compute per batch, the sizes the application allows
+// (GradientSync::AllowBatchSizes) and the watch's communication stragglers (who skip unchanged
+// gradients), and at every iteration boundary sends the policy's orders, the
 // same batch orders STRET's tuning sends, on a thread of its own since each waits for the
 // workers' answers. Every order, and how it went, goes to the log and the metrics log.
 class SmsOrders : public TelemetryObserver {
  public:
   static bool Wanted(const Node& node) { return node.config().predicted_policy == "sms"; }
 
-  SmsOrders(Node& node, MetricsLog& metrics, const AllowedBatches& allowed);
+  SmsOrders(Node& node, MetricsLog& metrics, const StragglerWatch& watch,
+            const AllowedBatches& allowed);
   ~SmsOrders() override;
 
   void OnIteration(int index, int rank, const IterationReport& report) override;
@@ -35,6 +38,7 @@ class SmsOrders : public TelemetryObserver {
 
   Node& node_;
   MetricsLog& metrics_;
+  const StragglerWatch& watch_;
   const AllowedBatches& allowed_;
   RelayOrders orders_;
   straggler::SmsPolicy policy_;  // the intake's thread only

@@ -19,8 +19,8 @@ SchedulerServices::SchedulerServices(Node& node)
     observers.push_back(stret_orders_.get());  // after the watch: it reads the watch's flags
   }
   if (SmsOrders::Wanted(node)) {
-    sms_orders_ = std::make_unique<SmsOrders>(node, metrics_, allowed_batches_);
-    observers.push_back(sms_orders_.get());
+    sms_orders_ = std::make_unique<SmsOrders>(node, metrics_, watch_, allowed_batches_);
+    observers.push_back(sms_orders_.get());  // after the watch: it reads the watch's flags
   }
   intake_ = std::make_unique<TelemetryIntake>(node, std::move(observers));
   exclusions_ = node.cluster().WatchExclusions([this, &node](int rank, const std::string& why) {

@@ -58,24 +58,6 @@ void SmsPolicy::Observe(int worker, double compute_s, int batch) {
   w.predictor->Observe(w.measured_s);
 }
 
-void SmsPolicy::ObserveTransfer(int worker, double push_s, int64_t bytes) {
-  Worker& w = workers_[worker];
-  w.full_bytes = std::max(w.full_bytes, bytes);
-  if (push_s <= 0 || bytes <= 0 || 2 * bytes < w.full_bytes) return;
-  w.rates.push_back(static_cast<double>(bytes) / push_s);
-  if (w.rates.size() > kFiltered) w.rates.pop_front();
-}
-
-std::map<int, double> SmsPolicy::TransferTimes() const {
-  std::map<int, double> times;
-  for (const auto& [index, w] : workers_) {
-    if (w.rates.size() < kFiltered) continue;
-    times[index] = static_cast<double>(w.full_bytes) /
-                   LowerMedian(std::vector<double>(w.rates.begin(), w.rates.end()));
-  }
-  return times;
-}
-
 int SmsPolicy::BatchOf(int worker) const {
   const auto it = workers_.find(worker);
   return it == workers_.end() ? 0 : it->second.ordered;
@@ -131,29 +113,22 @@ std::vector<SmsShrink> SmsPolicy::Decide() {
   for (const auto& [index, w] : workers_) {
     if (w.predictor) predicted[index] = w.predictor->PredictAhead(options_.lookahead + kFilterLag);
   }
-  const std::map<int, double> transfers = TransferTimes();
   std::vector<SmsShrink> orders;
   if (predicted.size() < 2) return orders;  // nobody to be slower than
   std::vector<double> values;
   for (const auto& [index, t] : predicted) values.push_back(t);
   const double median = LowerMedian(values);
-  values.clear();
-  for (const auto& [index, t] : transfers) values.push_back(t);
-  const double median_transfer = values.size() < 2 ? 0 : LowerMedian(values);
   for (const auto& [index, t] : predicted) {
     Worker& w = workers_[index];
     const int target = Target(w, t, median);
-    const auto transfer = transfers.find(index);
-    const double transfer_s = transfer == transfers.end() ? 0 : transfer->second;
-    const bool slow_link =
-        median_transfer > 0 && transfer_s > 0 && Slow(transfer_s, median_transfer);
+    const bool slow_link = slow_links_.count(index) != 0;
     const bool skip = target < w.sizes.back() || slow_link;
     if (target == w.ordered && skip == w.skips) continue;
     if (target != w.ordered) w.shrunk_s = 0;  // measured anew at the new size
     w.ordered = target;
     w.skips = skip;
-    orders.push_back({index, target, static_cast<double>(target) / w.sizes.back(), t, median, skip,
-                      transfer_s, median_transfer});
+    orders.push_back(
+        {index, target, static_cast<double>(target) / w.sizes.back(), t, median, skip, slow_link});
   }
   return orders;
 }

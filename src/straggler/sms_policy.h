@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -39,11 +40,9 @@ struct SmsShrink {
   double predicted_s = 0;  // its compute predicted at the full batch
   double median_s = 0;     // the median worker's
   // Send gradients little changed since the last ones as "same as last" (SMS's skip): a worker
-  // shrunk, or one whose pushes take longer than the median worker's as the shrink judges
-  // compute (a slow link).
+  // shrunk, or one on a slow link (`slow_link`: the detector's communication straggler).
   bool skip = false;
-  double transfer_s = 0;         // its push of a full gradient, as measured (0: not known)
-  double median_transfer_s = 0;  // the median worker's
+  bool slow_link = false;
 };
 
 // SMS's decisions on predicted stragglers (STRAGGLERS.md section 5): per worker, a predictor of
@@ -64,9 +63,9 @@ class SmsPolicy {
   void Allow(int worker, std::vector<int> sizes);
   // Worker `worker` computed `batch` samples in `compute_s` seconds.
   void Observe(int worker, double compute_s, int batch);
-  // Worker `worker` pushed `bytes` of gradients in `push_s` seconds. Only pushes of at least half
-  // the most it ever sent measure its link: skipped ones are not, and the decision holds.
-  void ObserveTransfer(int worker, double push_s, int64_t bytes);
+  // The workers on slow links as the detector judges them now (communication stragglers, from
+  // real traffic with its own hysteresis): they skip, at their full batch unless shrunk.
+  void SetSlowLinks(std::set<int> workers) { slow_links_ = std::move(workers); }
   // The orders that change a worker's batch or skip, in worker order.
   std::vector<SmsShrink> Decide();
   // The size worker `worker` runs as last ordered (its full batch before any order, 0 if unknown).
@@ -83,19 +82,16 @@ class SmsPolicy {
     int at_size_batch = 0;  // that size (else 0)
     double shrunk_s = 0;    // at_size_s when first known at the size last ordered (else 0)
     std::unique_ptr<Predictor> predictor;
-    int ordered = 0;           // the size it runs as last ordered: its full batch until an order
-    std::deque<double> rates;  // bytes per second of its last 3 measuring pushes
-    int64_t full_bytes = 0;    // the most it pushed in an iteration
-    bool skips = false;        // as last ordered
+    int ordered = 0;     // the size it runs as last ordered: its full batch until an order
+    bool skips = false;  // as last ordered
   };
-  // Each worker's push of its full gradient at its measured rate, where known.
-  std::map<int, double> TransferTimes() const;
   int Target(const Worker& w, double predicted_s, double median_s) const;
   // Whether `seconds` of compute at the full batch make a straggler beside the median's.
   bool Slow(double seconds, double median_s) const;
 
   SmsOptions options_;
   std::map<int, Worker> workers_;
+  std::set<int> slow_links_;
 };
 
 }  // namespace straggler

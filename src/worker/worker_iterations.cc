@@ -78,9 +78,9 @@ void WorkerIterations::PullEverything(detail::Operation op, int64_t clock, const
 
 void WorkerIterations::InjectComputeSlowdown() {
   const Node& node = NodeOf(session_);
-  const double multiplier = straggler::ActiveMultiplier(
-      node.settings().faults, straggler::FaultSpec::Target::kWorker,
-      straggler::FaultSpec::Effect::kCompute, session_.role_index(), clock_,
+  const double multiplier = ActiveMultiplier(
+      node.settings().faults, FaultSpec::Target::kWorker,
+      FaultSpec::Effect::kCompute, session_.role_index(), clock_,
       node.cluster().SecondsSinceStart(), static_cast<uint64_t>(node.config().inject_seed));
   if (multiplier > 1) {
     std::this_thread::sleep_for((multiplier - 1) * (SteadyClock::now() - compute_mark_));

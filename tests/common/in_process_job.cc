@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "pacer/parameter_server.h"
 #include "ps/bootstrap/local_bootstrap.h"
 #include "ps/node/node.h"
 #include "ps/transport/local_transport.h"
@@ -136,6 +137,11 @@ void RunInProcessJob(int servers, int workers, const Config& config,
   }
   for (auto& t : ranks) t.join();
   for (int r = 0; r < size; ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
+}
+
+void ServeUntilBarriers(Session& session, int barriers) {
+  ParameterServer server(session);
+  for (int i = 0; i < barriers; ++i) session.Barrier(kAllNodes);
 }
 
 }  // namespace testing

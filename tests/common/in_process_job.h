@@ -40,5 +40,9 @@ void RunInProcessJob(int servers, int workers, const Config& config,
                      const std::function<void(Session&)>& body,
                      InProcessTransport transport = InProcessTransport::kLocal);
 
+// A server rank's part of such a job where the test looks no closer: a ParameterServer that
+// serves until the job's next `barriers` barriers of all nodes have passed.
+void ServeUntilBarriers(Session& session, int barriers = 1);
+
 }  // namespace testing
 }  // namespace pacer

@@ -32,8 +32,8 @@ The skip (both modes) runs S3 with worker 0's server links at a third of the oth
 gradient repeats the softmax weights' (communication-bound; STRET's S3 settings). The test runs it
 under sms for 12 iterations at --skip_eps=1.5, a distance real gradients fall within (at the
 default 0.05 they never do: the mean gradients of two batches of 64 differ by about 1.4 x their
-norm): SMS orders worker 0, and only it, to skip within 4 iterations (its pushes take longer than
-the median worker's); from 2 iterations after the order worker 0 sends fewer bytes than a full
+norm): SMS orders worker 0, and only it, to skip within 4 iterations (the detector flags it a
+communication straggler); from 2 iterations after the order worker 0 sends fewer bytes than a full
 gradient in some iterations and the others always a full one; every key of every server counts a
 push per worker and iteration (a skip is a push without values). The benchmark measures, against
 BSP in the same run over 100 iterations, worker 0's bytes sent, the mean iteration and the time to

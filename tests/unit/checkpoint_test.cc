@@ -14,7 +14,6 @@
 #include "../common/training.h"
 #include "pacer/error.h"
 #include "pacer/gradient_sync.h"
-#include "pacer/parameter_server.h"
 #include "softmax_regression.h"
 #include "task_gradients.h"
 
@@ -57,11 +56,7 @@ std::vector<float> Train(const std::string& mode, const Segment& segment) {
   std::vector<float> result;
   std::mutex mu;
   testing::RunInProcessJob(2, workers, CheckpointConfig(mode), [&](Session& session) {
-    if (session.is_server()) {
-      ParameterServer server(session);
-      session.Barrier(kAllNodes);
-      return;
-    }
+    if (session.is_server()) return testing::ServeUntilBarriers(session);
     if (session.is_worker()) {
       const int me = session.role_index();
       std::vector<float> w(model.weights_size()), b(model.biases_size());

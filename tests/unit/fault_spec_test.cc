@@ -1,13 +1,12 @@
 // --inject specs: every documented form parses, bad parts are named, schedules follow their
 // definition (with a fixed seed).
-#include "straggler/fault_spec.h"
+#include "common/fault_spec.h"
 
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 
 namespace pacer {
-namespace straggler {
 namespace {
 
 TEST(FaultSpecTest, ParsesEveryDocumentedForm) {
@@ -128,5 +127,4 @@ TEST(FaultSpecTest, ServiceRateTakesTheSlowestRateOverTheActiveMultipliers) {
 }
 
 }  // namespace
-}  // namespace straggler
 }  // namespace pacer

@@ -177,11 +177,7 @@ TEST(GradientSkipRefusalTest, SameAsLastWithNothingKeptIsRefusedAndTheServerGoes
   config.timeout_s = 30;
   config.optimizer = "sgd:lr=1";
   testing::RunInProcessJob(1, 1, config, [&](Session& session) {
-    if (session.is_server()) {
-      ParameterServer server(session);
-      session.Barrier(kAllNodes);
-      return;
-    }
+    if (session.is_server()) return testing::ServeUntilBarriers(session);
     if (!session.is_worker()) {
       session.Barrier(kAllNodes);
       return;

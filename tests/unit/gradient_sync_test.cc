@@ -115,11 +115,7 @@ TEST(GradientSyncTest, MisuseGetsClearErrors) {
   Config config;
   config.partition_bytes = 16;
   testing::RunInProcessJob(1, 1, config, [](Session& session) {
-    if (session.is_server()) {
-      ParameterServer server(session);
-      session.Barrier(kAllNodes);
-      return;
-    }
+    if (session.is_server()) return testing::ServeUntilBarriers(session);
     if (!session.is_worker()) {  // the scheduler
       SyncControl control(session);
       EXPECT_THROW(control.Switch(SyncMode::Parse("backup:1")), Error);  // 1 worker: none left

@@ -42,11 +42,7 @@ TEST(MigrationTest, BadOrdersAreRefusedAndTheJobGoesOn) {
   config.optimizer = "sgd:lr=0.5";
   testing::RunInProcessJob(2, 1, config, [](Session& session) {
     const int scheduler_and_worker = kSchedulerGroup | kWorkerGroup;
-    if (session.is_server()) {
-      ParameterServer server(session);
-      session.Barrier(kAllNodes);
-      return;
-    }
+    if (session.is_server()) return testing::ServeUntilBarriers(session);
     if (!session.is_worker()) {
       MigrationControl control(session);
       session.Barrier(scheduler_and_worker);  // the worker has registered its tensor

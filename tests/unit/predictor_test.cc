@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "straggler/fault_spec.h"
+#include "common/fault_spec.h"
 
 namespace pacer {
 namespace straggler {

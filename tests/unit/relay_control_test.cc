@@ -14,7 +14,6 @@
 #include "../common/in_process_job.h"
 #include "pacer/error.h"
 #include "pacer/gradient_sync.h"
-#include "pacer/parameter_server.h"
 
 namespace pacer {
 namespace {
@@ -80,11 +79,7 @@ TEST(RelayControlTest, ProbesMeasureCappedLinksAndOrdersOutsideTheJobAreRefused)
   config.inject = {"link:w0->w1:bw=4MB/s"};
   std::atomic<int64_t> clock{0}, last{INT64_MAX};
   testing::RunInProcessJob(1, 3, config, [&](Session& session) {
-    if (session.is_server()) {
-      ParameterServer server(session);
-      session.Barrier(kAllNodes);
-      return;
-    }
+    if (session.is_server()) return testing::ServeUntilBarriers(session);
     if (session.is_worker()) {
       TrainUntilReleased(session, clock, last);
       session.Barrier(kAllNodes);
@@ -112,11 +107,7 @@ TEST(RelayControlTest, AWithheldWorkerLeavesTheUpdatesAndStillPulls) {
   config.timeout_s = 60;
   config.optimizer = "sgd:lr=1";
   testing::RunInProcessJob(1, 2, config, [&](Session& session) {
-    if (session.is_server()) {
-      ParameterServer server(session);
-      for (int i = 0; i < 4; ++i) session.Barrier(kAllNodes);
-      return;
-    }
+    if (session.is_server()) return testing::ServeUntilBarriers(session, 4);
     if (session.is_worker()) {
       std::vector<float> w(64, 0.f), grad(64, session.role_index() == 0 ? 1.f : 3.f);
       GradientSync sync(session);

@@ -11,7 +11,6 @@
 
 #include "../common/in_process_job.h"
 #include "pacer/gradient_sync.h"
-#include "pacer/parameter_server.h"
 #include "ps/messages/telemetry.h"
 #include "ps/node/node.h"
 #include "ps/routing/router.h"
@@ -35,11 +34,7 @@ Totals TrainAndCollect(const Config& config, int iterations) {
   std::mutex mu;
   Totals totals;
   testing::RunInProcessJob(1, 1, config, [&](Session& session) {
-    if (session.is_server()) {
-      ParameterServer server(session);
-      session.Barrier(kAllNodes);
-      return;
-    }
+    if (session.is_server()) return testing::ServeUntilBarriers(session);
     if (!session.is_worker()) {
       // In place of the scheduler's own intake of server reports.
       NodeOf(session).dispatcher().Take(proto::SERVER_REPORT, [&](Message&& msg) {

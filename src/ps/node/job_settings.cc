@@ -21,7 +21,7 @@ std::vector<double> ParseServerBandwidth(const std::string& text, int servers) {
   try {
     std::stringstream list(text);
     for (std::string rate; std::getline(list, rate, ',');) {
-      rates.push_back(straggler::ParseRate(rate));
+      rates.push_back(ParseRate(rate));
     }
   } catch (const std::invalid_argument& e) {
     throw Error("--server_bandwidth=" + text + ": " + e.what());
@@ -87,8 +87,8 @@ void CheckNumbers(const Config& c) {
 }
 
 // A spec's node or link end must be one the job has.
-void CheckNamed(const std::string& spec, const straggler::FaultSpec::Node& node, const Roles& r) {
-  using By = straggler::FaultSpec::Node::By;
+void CheckNamed(const std::string& spec, const FaultSpec::Node& node, const Roles& r) {
+  using By = FaultSpec::Node::By;
   const char* what = nullptr;
   int count = 0;
   switch (node.by) {
@@ -130,12 +130,12 @@ JobSettings JobSettings::Check(const Config& config, const Roles& roles) {
   settings.server_bandwidth = ParseServerBandwidth(config.server_bandwidth, config.servers);
   for (const std::string& spec : config.inject) {
     try {
-      settings.faults.push_back(straggler::FaultSpec::Parse(spec));
+      settings.faults.push_back(FaultSpec::Parse(spec));
     } catch (const std::invalid_argument& e) {
       throw Error(e.what());
     }
-    const straggler::FaultSpec& f = settings.faults.back();
-    if (f.target == straggler::FaultSpec::Target::kLink) {
+    const FaultSpec& f = settings.faults.back();
+    if (f.target == FaultSpec::Target::kLink) {
       CheckNamed(spec, f.from, roles);
       CheckNamed(spec, f.to, roles);
     } else {

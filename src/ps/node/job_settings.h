@@ -4,7 +4,7 @@
 
 #include "pacer/config.h"
 #include "ps/cluster/roles.h"
-#include "straggler/fault_spec.h"
+#include "common/fault_spec.h"
 
 namespace pacer {
 
@@ -17,7 +17,7 @@ struct JobSettings {
   static JobSettings Check(const Config& config, const Roles& roles);
 
   // --inject, parsed.
-  std::vector<straggler::FaultSpec> faults;
+  std::vector<FaultSpec> faults;
   // --server_bandwidth, parsed: bytes per second per server index, 0 where unknown.
   std::vector<double> server_bandwidth;
 };

@@ -41,7 +41,7 @@ std::unique_ptr<Node> Node::Join(const Config& requested, std::unique_ptr<Bootst
   std::unique_ptr<Transport> transport = open(*bootstrap, config, roles.RoleOf(bootstrap->rank()));
   const bool shaped_links =
       std::any_of(settings.faults.begin(), settings.faults.end(),
-                  [](const auto& f) { return f.target == straggler::FaultSpec::Target::kLink; });
+                  [](const auto& f) { return f.target == FaultSpec::Target::kLink; });
   if (shaped_links) {
     transport =
         std::make_unique<ShapedTransport>(std::move(transport), settings.faults, config.servers,

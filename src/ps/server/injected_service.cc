@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "ps/node/node.h"
-#include "straggler/fault_spec.h"
+#include "common/fault_spec.h"
 
 namespace pacer {
 
@@ -18,9 +18,9 @@ double ThreadCpuSeconds() {
 
 InjectedService::InjectedService(Node& node)
     : node_(node), index_(node.rank() - 1), any_fault_(!node.settings().faults.empty()) {
-  for (const straggler::FaultSpec& f : node.settings().faults) {
-    if (f.effect == straggler::FaultSpec::Effect::kRate &&
-        f.Names(straggler::FaultSpec::Target::kServer, index_)) {
+  for (const FaultSpec& f : node.settings().faults) {
+    if (f.effect == FaultSpec::Effect::kRate &&
+        f.Names(FaultSpec::Target::kServer, index_)) {
       emulates_rate_ = true;
     }
   }
@@ -31,7 +31,7 @@ InjectedService::Delay InjectedService::Apply(size_t bytes, double cpu_seconds_p
   if (!any_fault_) return delay;
   const double now_s = node_.cluster().SecondsSinceStart();
   const uint64_t seed = static_cast<uint64_t>(node_.config().inject_seed);
-  const double rate = straggler::ActiveServiceRate(node_.settings().faults, index_, now_s, seed);
+  const double rate = ActiveServiceRate(node_.settings().faults, index_, now_s, seed);
   if (rate > 0) {
     delay.emulated_s = static_cast<double>(bytes) / rate;
     const auto occupancy = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -46,8 +46,8 @@ InjectedService::Delay InjectedService::Apply(size_t bytes, double cpu_seconds_p
     return delay;
   }
   const double multiplier =
-      straggler::ActiveMultiplier(node_.settings().faults, straggler::FaultSpec::Target::kServer,
-                                  straggler::FaultSpec::Effect::kService, index_, 0, now_s, seed);
+      ActiveMultiplier(node_.settings().faults, FaultSpec::Target::kServer,
+                                  FaultSpec::Effect::kService, index_, 0, now_s, seed);
   if (multiplier > 1 && cpu_seconds_per_byte > 0) {
     const double start = ThreadCpuSeconds();
     const double extra = (multiplier - 1) * cpu_seconds_per_byte * static_cast<double>(bytes);

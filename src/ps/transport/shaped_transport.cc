@@ -4,8 +4,6 @@
 
 namespace pacer {
 
-using straggler::FaultSpec;
-
 ShapedTransport::ShapedTransport(std::unique_ptr<Transport> inner, std::vector<FaultSpec> faults,
                                  int servers, uint64_t seed)
     : inner_(std::move(inner)),

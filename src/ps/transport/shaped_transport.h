@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ps/transport/transport.h"
-#include "straggler/fault_spec.h"
+#include "common/fault_spec.h"
 
 namespace pacer {
 
@@ -22,7 +22,7 @@ namespace pacer {
 class ShapedTransport : public Transport {
  public:
   // `faults`: the job's link specs; `servers`: to resolve wN and sN link ends to ranks.
-  ShapedTransport(std::unique_ptr<Transport> inner, std::vector<straggler::FaultSpec> faults,
+  ShapedTransport(std::unique_ptr<Transport> inner, std::vector<FaultSpec> faults,
                   int servers, uint64_t seed);
   ~ShapedTransport() override;
 
@@ -59,11 +59,11 @@ class ShapedTransport : public Transport {
     }
   };
 
-  bool Matches(const straggler::FaultSpec::Node& end, int rank) const;
+  bool Matches(const FaultSpec::Node& end, int rank) const;
   void ReleaseLoop();
 
   std::unique_ptr<Transport> inner_;
-  std::vector<straggler::FaultSpec> faults_;
+  std::vector<FaultSpec> faults_;
   const int servers_;
   const uint64_t seed_;
   const Clock::time_point start_ = Clock::now();

@@ -1,4 +1,4 @@
-#include "straggler/fault_spec.h"
+#include "common/fault_spec.h"
 
 #include <cstdlib>
 #include <initializer_list>
@@ -6,11 +6,10 @@
 #include <utility>
 
 namespace pacer {
-namespace straggler {
 namespace {
 
-// src/straggler depends on the standard library alone: its errors are std::invalid_argument,
-// which the callers' pacer::Error handling turns into a message.
+// Its errors are std::invalid_argument, which the callers' pacer::Error handling turns into a
+// message naming the flag.
 [[noreturn]] void Bad(const std::string& text, const std::string& why) {
   throw std::invalid_argument("--inject=" + text + ": " + why);
 }
@@ -239,5 +238,4 @@ bool FaultSpec::ActiveAt(int64_t iteration, double time_s, int node, uint64_t se
   return false;
 }
 
-}  // namespace straggler
 }  // namespace pacer

@@ -5,7 +5,6 @@
 #include <vector>
 
 namespace pacer {
-namespace straggler {
 
 // One --inject=SPEC: a slowdown of a node or a link, and when it applies. Off unless given.
 //
@@ -72,5 +71,4 @@ double ParseRate(const std::string& text);
 double ActiveServiceRate(const std::vector<FaultSpec>& faults, int index, double time_s,
                          uint64_t seed);
 
-}  // namespace straggler
 }  // namespace pacer
