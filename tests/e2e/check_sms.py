@@ -8,7 +8,7 @@ Usage: check_sms.py MPIRUN PACER_SCENARIO [--report=PACER_REPORT] [--bench] [--j
 per iteration at the full batch of 64 (a smaller batch computes proportionally less). S5 slows
 worker 0's compute 3x in the last 50 of every 200 iterations.
 
-The test (default) runs S5 and S6 under sms for 800 iterations and checks what does not depend on
+The test (default) runs S5 (800 iterations) and S6 (200) under sms and checks what does not depend on
 timing: from the third slow phase on (550-599, 750-799: the predictor needs two periods to find
 the period), worker 0 already runs a shrunk batch at the first slow iteration of each phase (the
 order left at a boundary before it), at most 0.4 x 64 (b' = 64 / 3, within the policy's 5%), and
@@ -335,7 +335,7 @@ def main():
             failures = shrink_failures(s5)
             if "--report" in option:
                 failures += report_failures(option["--report"], s5)
-            failures += quiet_failures(run(mpirun, harness, "S6", "sms", 300, tmp))
+            failures += quiet_failures(run(mpirun, harness, "S6", "sms", 200, tmp))
             failures += skip_failures(
                 run_skip(mpirun, harness, "sms", SKIP_TEST_ITERS, tmp, SKIP_EPS), SKIP_TEST_ITERS)
     if failures:

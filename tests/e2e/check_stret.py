@@ -189,7 +189,7 @@ def check_test(s3, s6, s3_all, s1):
 # on top of --link-mb-s, so the two rates combine: 1 / (1/5 + 1/1.67) = 1.25 MB/s), then at theirs.
 RECOVERING = [f"--inject=link:{a}->{b}:bw=1666667B/s@window=0s:4s"
               for s in ("s0", "s1") for a, b in (("w0", s), (s, "w0"))]
-RECOVERY_ITERS = 30
+RECOVERY_ITERS = 25
 
 
 def recovery_failures(summary):
