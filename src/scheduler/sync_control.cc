@@ -4,7 +4,7 @@
 #include <string>
 
 #include "common/str_cat.h"
-#include "pacer/detail/sharded_server.h"
+#include "pacer/detail/response_stamp.h"
 #include "pacer/error.h"
 #include "ps/cluster/control_channel.h"
 #include "ps/node/node.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "pacer/buffer.h"
-#include "pacer/detail/sharded_server.h"
+#include "pacer/detail/response_stamp.h"
 #include "pacer/types.h"
 #include "ps/cluster/control_channel.h"
 

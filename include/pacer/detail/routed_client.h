@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "pacer/buffer.h"
-#include "pacer/detail/sharded_server.h"
+#include "pacer/detail/response_stamp.h"
 #include "pacer/session.h"
 #include "pacer/span.h"
 

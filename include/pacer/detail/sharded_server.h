@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pacer/buffer.h"
+#include "pacer/detail/response_stamp.h"
 #include "pacer/session.h"
 
 namespace pacer {
@@ -48,20 +49,6 @@ struct RequestMeta {
   // Collects the response; copy the meta to respond later (e.g. when a synchronization rule
   // fires).
   std::shared_ptr<detail::PendingResponse> response;
-};
-
-// What a response may tell a worker besides values (merged over the parts of a request).
-struct ResponseStamp {
-  int64_t version = -1;         // lowest version served; -1: none
-  int64_t complete_clock = -1;  // lowest completed clock served; -1: none
-  int64_t clock = -1;           // a switch's prepared clock (the highest over the parts)
-
-  void Merge(const ResponseStamp& o) {
-    auto lowest = [](int64_t a, int64_t b) { return a < 0 ? b : b < 0 ? a : (a < b ? a : b); };
-    version = lowest(version, o.version);
-    complete_clock = lowest(complete_clock, o.complete_clock);
-    clock = clock > o.clock ? clock : o.clock;
-  }
 };
 
 namespace detail {
