@@ -4,10 +4,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/fault_spec.h"
 #include "common/optimizer_spec.h"
 #include "pacer/error.h"
 #include "pacer/sync_mode.h"
-#include "common/fault_spec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

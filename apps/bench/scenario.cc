@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -64,8 +65,8 @@ DEFINE_double(target_acc, 0.8, "test accuracy whose first time is reported");
 DEFINE_double(compute_ms, 20, "emulated compute time per iteration");
 DEFINE_double(model_mb, 0,
               "the size of the model that --compute-ms stands for: a tensor of this many MB of "
-              "parameters travels with the softmax's each iteration, its gradient the softmax "
-              "weights' repeated (S3 and its variants: 1 by default)");
+              "parameters travels with the softmax's each iteration, its gradient zero, or under "
+              "sms the softmax weights' repeated (S3 and its variants: 1 by default)");
 DEFINE_int32(batch, 64, "samples per worker and iteration");
 DEFINE_double(lr, 0.1, "learning rate of the servers' SGD");
 DEFINE_double(momentum, 0, "momentum of the servers' SGD (state that moves with a key range)");
@@ -127,9 +128,15 @@ WorkerLog Train(pacer::Session& session, double* accuracy, double* time_to_targe
     sync.PushPull("weights", gw.data(), w.data());
     sync.PushPull("biases", gb.data(), b.data());
     if (ballast_floats > 0) {
-      // The larger model's gradient changes from one iteration to the next as the softmax's does,
-      // which is what SMS's skip judges.
-      for (size_t i = 0; i < ballast_floats; ++i) ballast_gradient[i] = gw[i % gw.size()];
+      // Under SMS, whose skip judges how a gradient changes between iterations, the larger
+      // model's changes as the softmax's does; elsewhere it stays zero (copying 256 MB, SAS's
+      // model, would add to every iteration's compute).
+      if (session.config().predicted_policy == "sms") {
+        for (size_t at = 0; at < ballast_floats; at += gw.size()) {
+          std::copy_n(gw.begin(), std::min(gw.size(), ballast_floats - at),
+                      ballast_gradient.begin() + static_cast<std::ptrdiff_t>(at));
+        }
+      }
       sync.PushPull("ballast", ballast_gradient.data(), ballast.data());
     }
     sync.EndIteration();

@@ -48,7 +48,7 @@ std::vector<int> ShrinkSizes(int batch) {
   return sizes;
 }
 
-void CheckShrinkFlags(int workers, int batch) {
+void CheckShrinkFlags(int workers, int batch, bool tasks) {
   if (FLAGS_shrink_select != "dedup" && FLAGS_shrink_select != "random") {
     throw std::invalid_argument("--shrink-select=" + FLAGS_shrink_select +
                                 ": expected dedup or random");
@@ -59,6 +59,10 @@ void CheckShrinkFlags(int workers, int batch) {
     throw std::invalid_argument("--shrink=" + FLAGS_shrink + ": expected a worker of 0.." +
                                 std::to_string(workers - 1) + " and a size of 1.." +
                                 std::to_string(batch));
+  }
+  if (!FLAGS_shrink.empty() && tasks) {
+    throw std::invalid_argument("--shrink=" + FLAGS_shrink +
+                                " with --tasks: tasks set their own sizes and weights");
   }
 }
 

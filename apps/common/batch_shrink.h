@@ -13,12 +13,13 @@ namespace apps {
 std::vector<int> ShrinkSizes(int batch);
 
 // Throws std::invalid_argument naming the flag for a --shrink-select other than dedup or random,
-// or a --shrink that is not WORKER:SIZE with a worker of the job and 1 <= SIZE <= `batch`.
-void CheckShrinkFlags(int workers, int batch);
+// or a --shrink that is not WORKER:SIZE with a worker of the job and 1 <= SIZE <= `batch`, or
+// one given with `tasks` (tasks set their own sizes and weights).
+void CheckShrinkFlags(int workers, int batch, bool tasks);
 
-// --shrink=W:B: worker W runs B samples of every batch, its gradient weighted B / `batch` (a
-// fixed b', to compare selections at the same size); `batch` for every other worker, or without
-// the flag.
+// --shrink=W:B: worker W runs B samples of every batch (a fixed b', to compare selections at the
+// same size; its gradient weighted by its share); `batch` for every other worker, or without the
+// flag.
 int FixedShrink(int worker, int batch);
 
 // The `target` of `rows` a worker ordered to a smaller batch computes. --shrink-select=random

@@ -133,7 +133,10 @@ double ComputeGradient(const Session& session, GradientSync& sync, Workload& mod
     const Share share = LiveShare(session);
     std::vector<size_t> rows =
         examples::MinibatchRows(samples, share.of, share.index, sync.clock(), FLAGS_batch);
-    const int batch = std::min(fixed_batch, sync.batch_size(FLAGS_batch));
+    const int ordered = sync.batch_size(FLAGS_batch);
+    const int batch = std::min(fixed_batch, ordered);
+    // --shrink's share of the size ordered (whose own weight is ordered / --batch).
+    sync.set_weight(static_cast<double>(batch) / ordered);
     if (batch < static_cast<int>(rows.size())) {
       rows = ShrinkRows(model, rows, batch, Seed(sync.clock(), me) ^ 0x5a5a);
     }
@@ -213,7 +216,6 @@ WorkerLog Train(Session& session, Workload& model, const TrainingApp& app) {
     sync.AllowBatchSizes(ShrinkSizes(FLAGS_batch));
   }
   const int fixed_batch = FixedShrink(me, FLAGS_batch);
-  if (fixed_batch < FLAGS_batch) sync.set_weight(static_cast<double>(fixed_batch) / FLAGS_batch);
   if (FLAGS_resume) {
     sync.Resume(CheckpointPath("parameters.ckpt"));
     model.Load(WorkerStatePath(me, sync.clock()));
@@ -356,7 +358,7 @@ int RunTrainingApp(int argc, char** argv, const TrainingApp& app) {
     throw std::invalid_argument(std::to_string(size) + " ranks leave no worker after the " +
                                 "scheduler and " + std::to_string(config.servers) + " servers");
   }
-  CheckShrinkFlags(size - first_worker, FLAGS_batch);
+  CheckShrinkFlags(size - first_worker, FLAGS_batch, FLAGS_tasks > 0);
   std::unique_ptr<Workload> model;
   if (rank >= first_worker) model = app.make(rank == first_worker, FLAGS_synthetic);
   int64_t planned = rank == first_worker && !FLAGS_synthetic

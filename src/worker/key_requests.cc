@@ -78,10 +78,8 @@ int KeyRequests::Send(int u, detail::Operation op, int64_t clock, bool init, boo
   if (kept && !same_as_last) {
     s.last_sent.assign(s.send, s.send + unit(u).count);
     s.last_weight = request.sync.weight;
-    s.server_keeps = true;
-  } else if (op == detail::Operation::kPush && !init && !same_as_last && s.server_keeps) {
+  } else if (op == detail::Operation::kPush && !init && !same_as_last && !s.last_sent.empty()) {
     std::vector<float>().swap(s.last_sent);  // the server frees its copy on this push
-    s.server_keeps = false;
   }
   if (op != detail::Operation::kPush) {
     float* receive = s.receive;
@@ -95,7 +93,7 @@ int KeyRequests::Send(int u, detail::Operation op, int64_t clock, bool init, boo
 
 bool KeyRequests::Unchanged(int u) const {
   const KeyState& s = states_[u];
-  if (!s.server_keeps || s.last_weight != weight_) return false;
+  if (s.last_sent.empty() || s.last_weight != weight_) return false;
   double moved = 0, last = 0;
   for (size_t i = 0; i < s.last_sent.size(); ++i) {
     const double d = static_cast<double>(s.send[i]) - s.last_sent[i];

@@ -43,10 +43,9 @@ class KeyRequests {
     std::vector<int> carried;
     double carried_weight = 0;
     // SMS's skip, kept across iterations: the gradient and weight last sent for the server to
-    // keep (`server_keeps`), which a push "same as last" stands for.
+    // keep, which a push "same as last" stands for (empty: the server keeps none).
     std::vector<float> last_sent;
     double last_weight = 0;
-    bool server_keeps = false;
   };
   // What went over the wire this iteration, and when.
   struct Traffic {

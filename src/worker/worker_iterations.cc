@@ -78,10 +78,10 @@ void WorkerIterations::PullEverything(detail::Operation op, int64_t clock, const
 
 void WorkerIterations::InjectComputeSlowdown() {
   const Node& node = NodeOf(session_);
-  const double multiplier = ActiveMultiplier(
-      node.settings().faults, FaultSpec::Target::kWorker,
-      FaultSpec::Effect::kCompute, session_.role_index(), clock_,
-      node.cluster().SecondsSinceStart(), static_cast<uint64_t>(node.config().inject_seed));
+  const double multiplier = ActiveMultiplier(node.settings().faults, FaultSpec::Target::kWorker,
+                                             FaultSpec::Effect::kCompute, session_.role_index(),
+                                             clock_, node.cluster().SecondsSinceStart(),
+                                             static_cast<uint64_t>(node.config().inject_seed));
   if (multiplier > 1) {
     std::this_thread::sleep_for((multiplier - 1) * (SteadyClock::now() - compute_mark_));
   }

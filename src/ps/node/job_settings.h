@@ -2,9 +2,9 @@
 
 #include <vector>
 
+#include "common/fault_spec.h"
 #include "pacer/config.h"
 #include "ps/cluster/roles.h"
-#include "common/fault_spec.h"
 
 namespace pacer {
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <thread>
 
-#include "ps/node/node.h"
 #include "common/fault_spec.h"
+#include "ps/node/node.h"
 
 namespace pacer {
 
@@ -19,8 +19,7 @@ double ThreadCpuSeconds() {
 InjectedService::InjectedService(Node& node)
     : node_(node), index_(node.rank() - 1), any_fault_(!node.settings().faults.empty()) {
   for (const FaultSpec& f : node.settings().faults) {
-    if (f.effect == FaultSpec::Effect::kRate &&
-        f.Names(FaultSpec::Target::kServer, index_)) {
+    if (f.effect == FaultSpec::Effect::kRate && f.Names(FaultSpec::Target::kServer, index_)) {
       emulates_rate_ = true;
     }
   }
@@ -45,9 +44,8 @@ InjectedService::Delay InjectedService::Apply(size_t bytes, double cpu_seconds_p
     std::this_thread::sleep_until(finish);
     return delay;
   }
-  const double multiplier =
-      ActiveMultiplier(node_.settings().faults, FaultSpec::Target::kServer,
-                                  FaultSpec::Effect::kService, index_, 0, now_s, seed);
+  const double multiplier = ActiveMultiplier(node_.settings().faults, FaultSpec::Target::kServer,
+                                             FaultSpec::Effect::kService, index_, 0, now_s, seed);
   if (multiplier > 1 && cpu_seconds_per_byte > 0) {
     const double start = ThreadCpuSeconds();
     const double extra = (multiplier - 1) * cpu_seconds_per_byte * static_cast<double>(bytes);

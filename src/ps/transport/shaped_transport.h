@@ -9,8 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "ps/transport/transport.h"
 #include "common/fault_spec.h"
+#include "ps/transport/transport.h"
 
 namespace pacer {
 
@@ -22,8 +22,8 @@ namespace pacer {
 class ShapedTransport : public Transport {
  public:
   // `faults`: the job's link specs; `servers`: to resolve wN and sN link ends to ranks.
-  ShapedTransport(std::unique_ptr<Transport> inner, std::vector<FaultSpec> faults,
-                  int servers, uint64_t seed);
+  ShapedTransport(std::unique_ptr<Transport> inner, std::vector<FaultSpec> faults, int servers,
+                  uint64_t seed);
   ~ShapedTransport() override;
 
   std::string name() const override { return inner_->name(); }
