@@ -15,11 +15,14 @@ set_property(GLOBAL PROPERTY PACER_LAYER_MAP "")
 #   DIRS <the layer's folders, relative to BASE>
 #   SOURCES <its source files>
 #   PUBLIC_HEADERS <its headers that other layers may include, relative to BASE>
+#   API_HEADERS <the include/pacer/ headers it implements, relative to include/: only it and the
+#                layers above it may include them>
 #   DEPENDS <the layers it uses (their public headers, and theirs in turn)>
 #   TOP: the top layer, which hides the layers under it from those that link it
 #   PUBLIC_LINK <libraries its public headers need> LINK <libraries only its sources need>)
 function(pacer_layer name)
-  cmake_parse_arguments(L "TOP" "BASE" "DIRS;SOURCES;PUBLIC_HEADERS;DEPENDS;PUBLIC_LINK;LINK"
+  cmake_parse_arguments(L "TOP" "BASE"
+                        "DIRS;SOURCES;PUBLIC_HEADERS;API_HEADERS;DEPENDS;PUBLIC_LINK;LINK"
                         ${ARGN})
   set(target pacer_${name})
   set(root ${PACER_LAYER_ROOTS}/${name})
@@ -29,6 +32,11 @@ function(pacer_layer name)
     get_filename_component(parent ${root}/private/${dir} DIRECTORY)
     file(MAKE_DIRECTORY ${parent})
     file(CREATE_LINK ${L_BASE}/${dir} ${root}/private/${dir} SYMBOLIC)
+  endforeach()
+  foreach(header ${L_API_HEADERS})
+    if(NOT EXISTS ${PROJECT_SOURCE_DIR}/include/${header})
+      message(FATAL_ERROR "layer ${name}: API header include/${header} does not exist")
+    endif()
   endforeach()
   foreach(header ${L_PUBLIC_HEADERS})
     if(NOT EXISTS ${L_BASE}/${header})
@@ -63,6 +71,12 @@ function(pacer_layer name)
   string(APPEND entry "], \"public\": [")
   set(separator "")
   foreach(header ${L_PUBLIC_HEADERS})
+    string(APPEND entry "${separator}\"${header}\"")
+    set(separator ", ")
+  endforeach()
+  string(APPEND entry "], \"api\": [")
+  set(separator "")
+  foreach(header ${L_API_HEADERS})
     string(APPEND entry "${separator}\"${header}\"")
     set(separator ", ")
   endforeach()

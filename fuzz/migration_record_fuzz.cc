@@ -6,8 +6,8 @@
 
 #include "pacer/error.h"
 #include "pacer/reducer.h"
-#include "ps/server/gradient_cache.h"
-#include "ps/server/sync_engine.h"
+#include "server/gradient_cache.h"
+#include "server/sync_engine.h"
 
 namespace {
 

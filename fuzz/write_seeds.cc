@@ -10,8 +10,8 @@
 #include "ps/messages/message.h"
 #include "ps/messages/telemetry.h"
 #include "ps/routing/router.h"
-#include "ps/server/gradient_cache.h"
-#include "ps/server/sync_engine.h"
+#include "server/gradient_cache.h"
+#include "server/sync_engine.h"
 #include "worker/checkpoint_file.h"
 
 namespace {

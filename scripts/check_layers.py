@@ -7,8 +7,11 @@ by cmake/PacerLayers.cmake from src/CMakeLists.txt). The rules:
     (directly or through them): never a header of a layer above it or beside it, never another
     layer's private header;
   - the layers' dependencies form no cycle;
-  - include/pacer/ (the public API) includes only include/pacer/; the straggler layer not even
-    that (it is pure logic over the standard library);
+  - every include/pacer/ header (the public API) belongs to the layer that implements it (its
+    API_HEADERS), and is held to that layer's rules: it includes only include/pacer/ headers, its
+    own layer's or those of the layers below; a layer includes the include/pacer/ headers of its
+    own and of the layers below it, never one of a layer above it or beside it; the straggler
+    layer includes none (it is pure logic over the standard library);
   - apps/ include only include/pacer/ and their own headers;
   - tests/ may include anything: they test the layers' insides.
 
@@ -35,6 +38,7 @@ class Layer:
         self.dirs = spec["dirs"]
         self.public = set(spec["public"])
         self.depends = spec["depends"]
+        self.api = set(spec.get("api", []))
 
     def owns_spelling(self, spelled):
         return any(spelled.startswith(d + "/") for d in self.dirs)
@@ -97,8 +101,27 @@ def owner_of_spelling(layers, spelled):
     return None
 
 
+def owner_of_api(layers, spelled):
+    """The layer that implements include/`spelled` (a "pacer/..." spelling), or None."""
+    for layer in layers.values():
+        if spelled in layer.api:
+            return layer.name
+    return None
+
+
 def is_public(layers, owner, spelled):
     return spelled in GENERATED or spelled in layers[owner].public
+
+
+def check_api_include(layers, includer, allowed, spelled, rel, number, violations):
+    """The rule for a layer's (or its API header's) include of include/`spelled`."""
+    owner = owner_of_api(layers, spelled)
+    if owner is None:
+        violations.append((rel, number, f"\"{spelled}\" belongs to no layer (not among any "
+                           f"layer's API_HEADERS)"))
+    elif owner != includer and owner not in allowed:
+        violations.append((rel, number, f"the {includer} layer does not depend on the {owner} "
+                           f"layer (a layer above or beside it): \"{spelled}\""))
 
 
 def check_file(layers, root, path, violations):
@@ -111,6 +134,12 @@ def check_file(layers, root, path, violations):
     category = ("public API" if rel.startswith("include/pacer/") else
                 "app" if rel.startswith("apps/") else
                 "test" if rel.startswith("tests/") else None)
+    if category == "public API":
+        includer = owner_of_api(layers, os.path.relpath(rel, "include"))
+        if includer is None:
+            violations.append((rel, 0, "belongs to no layer: list it under API_HEADERS of the "
+                               "layer that implements it (src/CMakeLists.txt)"))
+            return
     if includer is None and category in (None, "test"):
         return
     allowed = below(layers, includer) if includer else set()
@@ -124,6 +153,8 @@ def check_file(layers, root, path, violations):
                 if includer in PURE_LAYERS:
                     violations.append((rel, number, f"the {includer} layer is pure logic over "
                                        f"the standard library: it includes no \"{spelled}\""))
+                elif includer is not None:
+                    check_api_include(layers, includer, allowed, spelled, rel, number, violations)
                 continue
             owner = owner_of_spelling(layers, spelled)
             if owner is None and os.path.exists(os.path.join(os.path.dirname(path), spelled)):

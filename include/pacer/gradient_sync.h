@@ -7,11 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "pacer/session.h"
 #include "pacer/task.h"
 
 namespace pacer {
 
+class Node;              // a rank inside a Session (src/ps/node/node.h)
+class Session;           // include "pacer/session.h" to make one
 class WorkerIterations;  // what a GradientSync runs (src/worker/worker_iterations.h)
 
 // What one iteration cost a worker, from BeginIteration to EndIteration. The scheduler receives
@@ -150,6 +151,10 @@ class GradientSync {
   const IterationStats& last_iteration() const;
 
  private:
+  // What the Session& constructor does, given the node the session hands this role
+  // (src/session/role_construction.cc).
+  GradientSync(Node& node, int app_id);
+
   std::unique_ptr<WorkerIterations> iterations_;
 };
 

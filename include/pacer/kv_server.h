@@ -11,10 +11,11 @@
 #include "pacer/error.h"
 #include "pacer/kv_pairs.h"
 #include "pacer/reducer.h"
-#include "pacer/session.h"
 #include "pacer/span.h"
 
 namespace pacer {
+
+class Session;  // include "pacer/session.h" to make one
 
 // A request as a handler sees it: views of the received keys, values and lengths. Copying a
 // KVRequest keeps its memory alive, except where the values are lent (data.values.lent(): pushed

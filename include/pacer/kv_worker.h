@@ -9,10 +9,11 @@
 #include "pacer/detail/routed_client.h"
 #include "pacer/error.h"
 #include "pacer/kv_pairs.h"
-#include "pacer/session.h"
 #include "pacer/span.h"
 
 namespace pacer {
+
+class Session;  // include "pacer/session.h" to make one
 
 // Pushes values to and pulls values from the servers, by key. Every call is asynchronous and
 // returns a timestamp for Wait. Keys must be sorted and unique; `lens` gives the number of values

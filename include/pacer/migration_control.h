@@ -3,11 +3,12 @@
 #include <cstdint>
 #include <memory>
 
-#include "pacer/session.h"
 #include "pacer/types.h"
 
 namespace pacer {
 
+class Node;                  // a rank inside a Session (src/ps/node/node.h)
+class Session;               // include "pacer/session.h" to make one
 class MigrationCoordinator;  // the scheduler's side of a move (src/scheduler/)
 
 // The scheduler's handle on key placement (SAS, STRAGGLERS.md section 3). Keys live in ranges
@@ -46,6 +47,10 @@ class MigrationControl {
   void Cancel();
 
  private:
+  // What the Session& constructor does, given the node the session hands this role
+  // (src/session/role_construction.cc).
+  MigrationControl(Node& node, int app_id);
+
   std::unique_ptr<MigrationCoordinator> coordinator_;
 };
 

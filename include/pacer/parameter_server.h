@@ -4,12 +4,13 @@
 #include <map>
 #include <memory>
 
-#include "pacer/session.h"
 #include "pacer/types.h"
 
 namespace pacer {
 
-class ParameterShards;  // a server's parameters and their synchronization (src/ps/server/)
+class Node;             // a rank inside a Session (src/ps/node/node.h)
+class Session;          // include "pacer/session.h" to make one
+class ParameterShards;  // a server's parameters and their synchronization (src/server/)
 
 // The server side of GradientSync: holds the parameters and optimizer state of the keys this
 // server owns and applies the job's synchronization rule (--sync) and optimizer (--optimizer) to
@@ -46,6 +47,10 @@ class ParameterServer {
   std::map<Key, KeyStats> Keys();
 
  private:
+  // What the Session& constructor does, given the node the session hands this role
+  // (src/session/role_construction.cc).
+  ParameterServer(Node& node, int app_id);
+
   std::unique_ptr<ParameterShards> shards_;
 };
 

@@ -4,10 +4,10 @@
 #include <memory>
 #include <vector>
 
-#include "pacer/session.h"
-
 namespace pacer {
 
+class Node;         // a rank inside a Session (src/ps/node/node.h)
+class Session;      // include "pacer/session.h" to make one
 class RelayOrders;  // the scheduler's side of the orders (src/scheduler/)
 
 // The scheduler's handle on STRET's relays (STRAGGLERS.md section 6): a straggler whose links to
@@ -45,6 +45,10 @@ class RelayControl {
   static void Check(int straggler, int partner, int num_workers);
 
  private:
+  // What the Session& constructor does, given the node the session hands this role
+  // (src/session/role_construction.cc).
+  explicit RelayControl(Node& node);
+
   std::unique_ptr<RelayOrders> orders_;
 };
 

@@ -3,11 +3,12 @@
 #include <cstdint>
 #include <memory>
 
-#include "pacer/session.h"
 #include "pacer/sync_mode.h"
 
 namespace pacer {
 
+class Node;                   // a rank inside a Session (src/ps/node/node.h)
+class Session;                // include "pacer/session.h" to make one
 class ModeSwitchCoordinator;  // the scheduler's side of a switch (src/scheduler/)
 
 // The scheduler's handle on the servers' synchronization mode. Switch changes it for the whole
@@ -28,6 +29,10 @@ class SyncControl {
   int64_t Switch(const SyncMode& mode);
 
  private:
+  // What the Session& constructor does, given the node the session hands this role
+  // (src/session/role_construction.cc).
+  SyncControl(Node& node, int app_id);
+
   std::unique_ptr<ModeSwitchCoordinator> coordinator_;
 };
 

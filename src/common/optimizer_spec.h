@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "pacer/reducer.h"
+#include "pacer/optimizer_params.h"
 
 namespace pacer {
 

@@ -5,8 +5,8 @@
 
 namespace pacer {
 
-MigrationControl::MigrationControl(Session& session, int app_id)
-    : coordinator_(std::make_unique<MigrationCoordinator>(NodeOf(session), app_id)) {}
+MigrationControl::MigrationControl(Node& node, int app_id)
+    : coordinator_(std::make_unique<MigrationCoordinator>(node, app_id)) {}
 
 MigrationControl::~MigrationControl() = default;
 

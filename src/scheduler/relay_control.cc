@@ -6,12 +6,12 @@
 
 namespace pacer {
 
-RelayControl::RelayControl(Session& session) {
-  if (!session.is_scheduler()) {
-    throw Error(StrCat("rank ", session.rank(), " is a ", RoleName(session.role()),
+RelayControl::RelayControl(Node& node) {
+  if (node.role() != Role::kScheduler) {
+    throw Error(StrCat("rank ", node.rank(), " is a ", RoleName(node.role()),
                        ": only the scheduler orders relays"));
   }
-  orders_ = std::make_unique<RelayOrders>(NodeOf(session));
+  orders_ = std::make_unique<RelayOrders>(node);
 }
 
 RelayControl::~RelayControl() = default;

@@ -65,12 +65,12 @@ class ModeSwitchCoordinator {
   const int app_id_;
 };
 
-SyncControl::SyncControl(Session& session, int app_id) {
-  if (!session.is_scheduler()) {
-    throw Error(StrCat("rank ", session.rank(), " is a ", RoleName(session.role()),
+SyncControl::SyncControl(Node& node, int app_id) {
+  if (node.role() != Role::kScheduler) {
+    throw Error(StrCat("rank ", node.rank(), " is a ", RoleName(node.role()),
                        ": only the scheduler switches synchronization modes"));
   }
-  coordinator_ = std::make_unique<ModeSwitchCoordinator>(NodeOf(session), app_id);
+  coordinator_ = std::make_unique<ModeSwitchCoordinator>(node, app_id);
 }
 
 SyncControl::~SyncControl() = default;

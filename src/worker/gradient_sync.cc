@@ -4,8 +4,8 @@
 
 namespace pacer {
 
-GradientSync::GradientSync(Session& session, int app_id)
-    : iterations_(std::make_unique<WorkerIterations>(session, app_id)) {}
+GradientSync::GradientSync(Node& node, int app_id)
+    : iterations_(std::make_unique<WorkerIterations>(node, app_id)) {}
 GradientSync::~GradientSync() = default;
 void GradientSync::Register(const std::string& name, float* param, size_t count) {
   iterations_->Register(name, param, count);

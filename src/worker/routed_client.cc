@@ -10,10 +10,10 @@
 namespace pacer {
 namespace detail {
 
-RoutedClient::RoutedClient(Session& session, int app_id, size_t value_size)
-    : requests_(std::make_shared<InflightRequests>(NodeOf(session), app_id, value_size)) {
-  if (!session.is_worker()) {
-    throw Error("rank " + std::to_string(session.rank()) + " is a " + RoleName(session.role()) +
+RoutedClient::RoutedClient(Node& node, int app_id, size_t value_size)
+    : requests_(std::make_shared<InflightRequests>(node, app_id, value_size)) {
+  if (node.role() != Role::kWorker) {
+    throw Error("rank " + std::to_string(node.rank()) + " is a " + RoleName(node.role()) +
                 ", not a worker: it cannot host a KVWorker");
   }
   std::weak_ptr<InflightRequests> weak = requests_;

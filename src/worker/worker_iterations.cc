@@ -38,8 +38,8 @@ void WorkerIterations::Broadcast() {
   }
   // Worker 0's values become the servers' first; every worker (worker 0 too) receives them.
   PullEverything(
-      session_.role_index() == 0 ? detail::Operation::kPushPull : detail::Operation::kPull, 0,
-      "broadcast of the initial parameters");
+      node_.cluster().role_index() == 0 ? detail::Operation::kPushPull : detail::Operation::kPull,
+      0, "broadcast of the initial parameters");
   broadcast_done_ = true;
 }
 
@@ -77,11 +77,10 @@ void WorkerIterations::PullEverything(detail::Operation op, int64_t clock, const
 }
 
 void WorkerIterations::InjectComputeSlowdown() {
-  const Node& node = NodeOf(session_);
-  const double multiplier = ActiveMultiplier(node.settings().faults, FaultSpec::Target::kWorker,
-                                             FaultSpec::Effect::kCompute, session_.role_index(),
-                                             clock_, node.cluster().SecondsSinceStart(),
-                                             static_cast<uint64_t>(node.config().inject_seed));
+  const double multiplier = ActiveMultiplier(
+      node_.settings().faults, FaultSpec::Target::kWorker, FaultSpec::Effect::kCompute,
+      node_.cluster().role_index(), clock_, node_.cluster().SecondsSinceStart(),
+      static_cast<uint64_t>(node_.config().inject_seed));
   if (multiplier > 1) {
     std::this_thread::sleep_for((multiplier - 1) * (SteadyClock::now() - compute_mark_));
   }
@@ -126,7 +125,7 @@ void WorkerIterations::Report(const IterationStats& stats) {
   r.partner = relay_ ? relay_->PartnerFor(stats.clock) : -1;
   r.accuracy = accuracy_;
   accuracy_ = -1;
-  NodeOf(session_).Report(r);
+  node_.Report(r);
 }
 
 void WorkerIterations::BeginIteration(int batch_size) {
@@ -143,7 +142,7 @@ void WorkerIterations::BeginIteration(int batch_size) {
   current_.iteration = iterations_;
   current_.clock = clock_;
   current_.batch_size = this->batch_size(batch_size);  // the tuned size, where it is
-  current_.start_s = NodeOf(session_).cluster().SecondsSinceStart();
+  current_.start_s = node_.cluster().SecondsSinceStart();
   begin_ = last_push_ = compute_mark_ = SteadyClock::now();
   any_push_ = false;
 }
@@ -179,8 +178,8 @@ int WorkerIterations::PushPull(const std::string& name, const float* grad, float
     if (requests_.weight() != 1 || layout_unit.members.size() > 1) {  // stage, scaled
       float* out = s.send_stage.data() + member.unit_offset;
       const ConstArray in{g, DType::kF32};
-      session_.reducer().Sum(Span<const ConstArray>(&in, 1), {out, DType::kF32}, member.count,
-                             static_cast<float>(requests_.weight()));
+      node_.reducer().Sum(Span<const ConstArray>(&in, 1), {out, DType::kF32}, member.count,
+                          static_cast<float>(requests_.weight()));
       s.send = s.send_stage.data();
     }
     if (++s.pushed_members == static_cast<int>(layout_unit.members.size())) {

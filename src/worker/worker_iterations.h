@@ -13,6 +13,7 @@
 #include "pacer/detail/routed_client.h"
 #include "pacer/error.h"
 #include "pacer/gradient_sync.h"
+#include "ps/node/node.h"
 #include "worker/batch_orders.h"
 #include "worker/key_requests.h"
 #include "worker/link_probe.h"
@@ -29,19 +30,19 @@ class WorkerIterations {
  public:
   using SteadyClock = std::chrono::steady_clock;
 
-  WorkerIterations(Session& session, int app_id)
-      : session_(session),
+  WorkerIterations(Node& node, int app_id)
+      : node_(node),
         app_id_(app_id),
-        kv_(session, app_id, sizeof(float)),
-        layout_(static_cast<size_t>(std::max<int64_t>(session.config().partition_bytes, 4)) /
+        kv_(node, app_id, sizeof(float)),
+        layout_(static_cast<size_t>(std::max<int64_t>(node.config().partition_bytes, 4)) /
                 sizeof(float)),
-        requests_(kv_, layout_, std::max(1, session.config().scheduling_credit),
-                  session.config().skip_eps) {
+        requests_(kv_, layout_, std::max(1, node.config().scheduling_credit),
+                  node.config().skip_eps) {
     // The scheduler's relay orders are for the job's model, app 0's.
     if (app_id == 0) {
-      relay_ = std::make_unique<RelayLink>(NodeOf(session));
-      probe_ = std::make_unique<LinkProbe>(NodeOf(session));
-      batches_ = std::make_unique<BatchOrders>(NodeOf(session));
+      relay_ = std::make_unique<RelayLink>(node);
+      probe_ = std::make_unique<LinkProbe>(node);
+      batches_ = std::make_unique<BatchOrders>(node);
     }
     requests_.set_relay(relay_.get());
   }
@@ -68,7 +69,7 @@ class WorkerIterations {
   void EndIteration();
   void UseTasks(int64_t tasks_per_worker, int64_t task_limit) {
     if (broadcast_done_) throw Error("UseTasks after the first iteration");
-    tasks_ = std::make_unique<TaskSource>(NodeOf(session_), app_id_, tasks_per_worker, task_limit);
+    tasks_ = std::make_unique<TaskSource>(node_, app_id_, tasks_per_worker, task_limit);
   }
   std::optional<Task> NextTask();
 
@@ -115,7 +116,7 @@ class WorkerIterations {
   void PullEverything(detail::Operation op, int64_t clock, const char* what);
   void Report(const IterationStats& stats);
 
-  Session& session_;
+  Node& node_;
   const int app_id_;
   detail::RoutedClient kv_;
   std::unique_ptr<RelayLink> relay_;

@@ -1,21 +1,31 @@
 // GradientSync::Checkpoint and Resume: the servers' state of every key in one file, and back.
 #include <algorithm>
+#include <chrono>
 
 #include "common/optimizer_spec.h"
 #include "worker/checkpoint_file.h"
 #include "worker/worker_iterations.h"
 
 namespace pacer {
+namespace {
+
+// Session::Barrier(kWorkerGroup): every worker, within the job's timeout.
+void WorkersMeet(Node& node) {
+  node.cluster().Barrier(kWorkerGroup, std::chrono::milliseconds(
+                                           static_cast<int64_t>(node.config().timeout_s * 1000)));
+}
+
+}  // namespace
 
 void WorkerIterations::Checkpoint(const std::string& path) {
   if (in_iteration_) throw Error(StrCat("Checkpoint inside iteration ", clock_));
   Broadcast();
-  session_.Barrier(kWorkerGroup);  // no worker has pushed clock_, every one pushed the ones before
+  WorkersMeet(node_);  // no worker has pushed clock_, every one pushed the ones before
   std::string error;
-  if (session_.role_index() == 0) {
+  if (node_.cluster().role_index() == 0) {
     CheckpointFile file;
     file.clock = clock_;
-    file.optimizer = session_.config().optimizer;
+    file.optimizer = node_.config().optimizer;
     for (const TensorLayout::Tensor& t : layout_.tensors()) {
       file.tensors.emplace_back(t.name, t.count);
     }
@@ -26,7 +36,7 @@ void WorkerIterations::Checkpoint(const std::string& path) {
       error = e.what();
     }
   }
-  session_.Barrier(kWorkerGroup);  // the state is saved before anyone pushes clock_
+  WorkersMeet(node_);  // the state is saved before anyone pushes clock_
   if (!error.empty()) throw Error(StrCat("checkpoint at clock ", clock_, ": ", error));
 }
 
@@ -81,9 +91,9 @@ void WorkerIterations::RestoreServers(const std::string& path) {
     }
   }
   if (OptimizerSpec::Parse(file.optimizer).kind !=
-      OptimizerSpec::Parse(session_.config().optimizer).kind) {
+      OptimizerSpec::Parse(node_.config().optimizer).kind) {
     throw Error(StrCat("checkpoint ", path, " holds the state of --optimizer=", file.optimizer,
-                       "; this job runs --optimizer=", session_.config().optimizer));
+                       "; this job runs --optimizer=", node_.config().optimizer));
   }
   std::vector<Key> keys;
   std::vector<int32_t> lens;
@@ -122,7 +132,7 @@ void WorkerIterations::RestoreServers(const std::string& path) {
 void WorkerIterations::Resume(const std::string& path) {
   if (broadcast_done_) throw Error(StrCat("Resume from ", path, " after the first iteration"));
   PrepareRequests();
-  if (session_.role_index() == 0) RestoreServers(path);
+  if (node_.cluster().role_index() == 0) RestoreServers(path);
   // Pulls wait for a key's values: the others' too, until worker 0's records are in.
   PullEverything(detail::Operation::kPull, 0, "resuming from a checkpoint");
   int64_t clock = -1;

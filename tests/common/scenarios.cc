@@ -11,6 +11,7 @@
 #include "pacer/kv_server.h"
 #include "pacer/kv_worker.h"
 #include "ps/node/node.h"
+#include "session/node_of.h"
 
 namespace pacer {
 namespace testing {

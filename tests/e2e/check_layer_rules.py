@@ -2,7 +2,8 @@
 """The layer check (scripts/check_layers.py) against small trees made here: it passes a tree that
 keeps the rules and names each break of them (an include from a layer above, another layer's
 private header, internals in the public API or an app, the standard library only in straggler, a
-circle in the map). Usage: check_layer_rules.py SOURCE_ROOT."""
+circle in the map, and through include/pacer/: a layer or a public header including the public
+header of a layer above it, a public header that belongs to no layer). Usage: check_layer_rules.py SOURCE_ROOT."""
 
 import json
 import os
@@ -15,8 +16,10 @@ import check_layers  # noqa: E402
 MAP = {
     "straggler": {"base": "src", "dirs": ["straggler"], "public": ["straggler/policy.h"],
                   "depends": []},
-    "low": {"base": "src", "dirs": ["low"], "public": ["low/api.h"], "depends": ["straggler"]},
-    "high": {"base": "src", "dirs": ["high"], "public": ["high/api.h"], "depends": ["low"]},
+    "low": {"base": "src", "dirs": ["low"], "public": ["low/api.h"], "api": ["pacer/types.h"],
+            "depends": ["straggler"]},
+    "high": {"base": "src", "dirs": ["high"], "public": ["high/api.h"],
+             "api": ["pacer/session.h"], "depends": ["low"]},
 }
 
 CLEAN = {
@@ -47,6 +50,17 @@ BREAKS = [
     ("src/straggler/policy.h", '#include "pacer/types.h"\n',
      'the straggler layer is pure logic over the standard library: it includes no '
      '"pacer/types.h"'),
+    ("src/low/inside.h", '#include "pacer/session.h"\n',
+     'the low layer does not depend on the high layer (a layer above or beside it): '
+     '"pacer/session.h"'),
+    ("include/pacer/types.h", '#include "pacer/session.h"\n',
+     'the low layer does not depend on the high layer (a layer above or beside it): '
+     '"pacer/session.h"'),
+    ("src/high/api.cc", '#include "pacer/unowned.h"\n',
+     '"pacer/unowned.h" belongs to no layer (not among any layer\'s API_HEADERS)'),
+    ("include/pacer/unowned.h", "",
+     "belongs to no layer: list it under API_HEADERS of the layer that implements it "
+     "(src/CMakeLists.txt)"),
 ]
 
 

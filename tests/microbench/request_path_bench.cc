@@ -10,7 +10,7 @@
 #include "ps/messages/message.h"
 #include "ps/messages/request_validation.h"
 #include "ps/routing/router.h"
-#include "ps/server/range_load_counter.h"
+#include "server/range_load_counter.h"
 #include "worker/request_tracker.h"
 
 namespace pacer {

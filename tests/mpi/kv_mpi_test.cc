@@ -16,6 +16,7 @@
 #include "pacer/session.h"
 #include "ps/node/node.h"
 #include "ps/transport/ucx/ucx_transport.h"
+#include "session/node_of.h"
 
 namespace pacer {
 namespace {

@@ -23,6 +23,7 @@
 #include "pacer/parameter_server.h"
 #include "ps/node/node.h"
 #include "scheduler/relay_orders.h"
+#include "session/node_of.h"
 
 namespace pacer {
 namespace {

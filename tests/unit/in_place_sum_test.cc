@@ -1,5 +1,5 @@
 // InPlaceSum: a push's pieces summed into the stored values of its keys as they arrive.
-#include "ps/server/in_place_sum.h"
+#include "server/in_place_sum.h"
 
 #include <gtest/gtest.h>
 

@@ -17,6 +17,7 @@
 #include "pacer/parameter_server.h"
 #include "ps/bootstrap/local_bootstrap.h"
 #include "ps/node/node.h"
+#include "session/node_of.h"
 
 namespace pacer {
 namespace {

@@ -14,6 +14,7 @@
 #include "pacer/parameter_server.h"
 #include "ps/node/node.h"
 #include "ps/routing/router.h"
+#include "session/node_of.h"
 
 namespace pacer {
 namespace {

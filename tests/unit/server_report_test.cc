@@ -14,7 +14,8 @@
 #include "ps/messages/telemetry.h"
 #include "ps/node/node.h"
 #include "ps/routing/router.h"
-#include "ps/server/range_load_counter.h"
+#include "server/range_load_counter.h"
+#include "session/node_of.h"
 
 namespace pacer {
 namespace {

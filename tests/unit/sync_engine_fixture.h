@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "ps/server/sync_engine.h"
+#include "server/sync_engine.h"
 
 namespace pacer {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "pacer/error.h"
-#include "ps/server/sync_engine.h"
+#include "server/sync_engine.h"
 #include "sync_engine_fixture.h"
 
 namespace pacer {

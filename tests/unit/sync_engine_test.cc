@@ -1,5 +1,5 @@
 // The synchronization rules of STRAGGLERS.md section 2, on the engine alone (no processes).
-#include "ps/server/sync_engine.h"
+#include "server/sync_engine.h"
 
 #include <gtest/gtest.h>
 

@@ -11,6 +11,7 @@
 #include "../common/in_process_job.h"
 #include "pacer/error.h"
 #include "ps/node/node.h"
+#include "session/node_of.h"
 #include "worker/task_client.h"
 
 namespace pacer {

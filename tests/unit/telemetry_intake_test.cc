@@ -15,6 +15,7 @@
 #include "../common/in_process_job.h"
 #include "ps/messages/telemetry.h"
 #include "ps/node/node.h"
+#include "session/node_of.h"
 
 namespace pacer {
 namespace {

@@ -8,10 +8,14 @@
 
 #include "pacer/buffer.h"
 #include "pacer/detail/response_stamp.h"
-#include "pacer/session.h"
 #include "pacer/span.h"
+#include "pacer/types.h"
 
 namespace pacer {
+
+class Node;     // a rank inside a Session (src/ps/node/node.h)
+class Session;  // include "pacer/session.h" to make one
+
 namespace detail {
 
 enum class Operation { kPush, kPull, kPushPull };
@@ -61,7 +65,8 @@ struct Request {
 // instance per KVWorker.
 class RoutedClient {
  public:
-  RoutedClient(Session& session, int app_id, size_t value_size);
+  RoutedClient(Session& session, int app_id, size_t value_size);  // src/session/
+  RoutedClient(Node& node, int app_id, size_t value_size);
   ~RoutedClient();
   RoutedClient(const RoutedClient&) = delete;
   RoutedClient& operator=(const RoutedClient&) = delete;

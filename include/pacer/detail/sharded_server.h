@@ -9,12 +9,17 @@
 
 #include "pacer/buffer.h"
 #include "pacer/detail/response_stamp.h"
-#include "pacer/session.h"
+#include "pacer/reducer.h"
+#include "pacer/types.h"
 
 namespace pacer {
+
+class Node;     // a rank inside a Session (src/ps/node/node.h)
+class Session;  // include "pacer/session.h" to make one
+
 namespace detail {
 class PendingResponse;
-class RequestShards;  // what a ShardedServer runs on (src/ps/server/request_shards.h)
+class RequestShards;  // what a ShardedServer runs on (src/server/request_shards.h)
 }  // namespace detail
 
 // What a server's handler knows about a request, besides its keys and values.
@@ -65,7 +70,8 @@ class ShardedServer {
  public:
   using Handler = std::function<void(const RequestMeta&, const RequestData&)>;
 
-  ShardedServer(Session& session, int app_id, size_t value_size, Handler handler);
+  ShardedServer(Session& session, int app_id, size_t value_size, Handler handler);  // src/session/
+  ShardedServer(Node& node, int app_id, size_t value_size, Handler handler);
   ~ShardedServer();
   ShardedServer(const ShardedServer&) = delete;
   ShardedServer& operator=(const ShardedServer&) = delete;

@@ -9,7 +9,6 @@
 
 #include "pacer/config.h"
 #include "pacer/reducer.h"
-#include "pacer/session.h"
 #include "ps/bootstrap/bootstrap.h"
 #include "ps/cluster/cluster.h"
 #include "ps/cluster/dispatcher.h"
@@ -94,9 +93,5 @@ class Node {
   std::vector<std::unique_ptr<NodePart>> parts_;  // last: they go first
   bool finalized_ = false;
 };
-
-// The node of `session` (Pacer's own classes reach the node's services this way).
-inline Node& NodeOf(Session& session) { return *session.node_; }
-inline const Node& NodeOf(const Session& session) { return *session.node_; }
 
 }  // namespace pacer

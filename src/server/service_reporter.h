@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "ps/server/range_load_counter.h"
+#include "server/range_load_counter.h"
 
 namespace pacer {
 

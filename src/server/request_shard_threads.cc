@@ -5,8 +5,8 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "ps/server/pending_response.h"
-#include "ps/server/request_shards.h"
+#include "server/pending_response.h"
+#include "server/request_shards.h"
 
 namespace pacer {
 namespace detail {

@@ -1,4 +1,4 @@
-#include "ps/server/range_load_counter.h"
+#include "server/range_load_counter.h"
 
 namespace pacer {
 

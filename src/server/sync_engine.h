@@ -14,7 +14,7 @@
 #include "pacer/reducer.h"
 #include "pacer/sync_mode.h"
 #include "pacer/types.h"
-#include "ps/server/parameter_state.h"
+#include "server/parameter_state.h"
 
 namespace pacer {
 

@@ -9,9 +9,9 @@
 #include "pacer/error.h"
 #include "ps/messages/message.h"
 #include "ps/node/node.h"
-#include "ps/server/gradient_cache.h"
-#include "ps/server/request_shards.h"
-#include "ps/server/sync_engine.h"
+#include "server/gradient_cache.h"
+#include "server/request_shards.h"
+#include "server/sync_engine.h"
 
 namespace pacer {
 
@@ -232,8 +232,8 @@ class ParameterShards {
   std::shared_ptr<void> exclusions_;                  // last: dropped first
 };
 
-ParameterServer::ParameterServer(Session& session, int app_id)
-    : shards_(std::make_unique<ParameterShards>(NodeOf(session), app_id)) {}
+ParameterServer::ParameterServer(Node& node, int app_id)
+    : shards_(std::make_unique<ParameterShards>(node, app_id)) {}
 
 ParameterServer::~ParameterServer() = default;
 

@@ -1,4 +1,4 @@
-#include "ps/server/injected_service.h"
+#include "server/injected_service.h"
 
 #include <time.h>
 

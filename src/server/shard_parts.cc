@@ -1,4 +1,4 @@
-#include "ps/server/shard_parts.h"
+#include "server/shard_parts.h"
 
 #include <algorithm>
 

@@ -7,7 +7,7 @@
 #include "common/byte_stream.h"
 #include "common/str_cat.h"
 #include "pacer/error.h"
-#include "ps/server/sync_engine.h"
+#include "server/sync_engine.h"
 
 namespace pacer {
 

@@ -1,4 +1,4 @@
-#include "ps/server/sync_engine.h"
+#include "server/sync_engine.h"
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 
 #include "ps/messages/message.h"
 #include "ps/node/node.h"
-#include "ps/server/request_shards.h"
+#include "server/request_shards.h"
 
 namespace pacer {
 namespace detail {

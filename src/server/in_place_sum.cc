@@ -1,4 +1,4 @@
-#include "ps/server/in_place_sum.h"
+#include "server/in_place_sum.h"
 
 #include <algorithm>
 #include <chrono>

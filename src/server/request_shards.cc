@@ -1,4 +1,4 @@
-#include "ps/server/request_shards.h"
+#include "server/request_shards.h"
 
 #include <glog/logging.h>
 
@@ -9,10 +9,10 @@
 #include "common/str_cat.h"
 #include "pacer/error.h"
 #include "ps/messages/request_validation.h"
-#include "ps/server/in_place_sum.h"
-#include "ps/server/pending_response.h"
-#include "ps/server/range_migration.h"
-#include "ps/server/shard_parts.h"
+#include "server/in_place_sum.h"
+#include "server/pending_response.h"
+#include "server/range_migration.h"
+#include "server/shard_parts.h"
 
 namespace pacer {
 namespace detail {

@@ -17,8 +17,8 @@
 #include "pacer/detail/sharded_server.h"
 #include "ps/messages/message.h"
 #include "ps/node/node.h"
-#include "ps/server/injected_service.h"
-#include "ps/server/service_reporter.h"
+#include "server/injected_service.h"
+#include "server/service_reporter.h"
 
 namespace pacer {
 namespace detail {

@@ -1,13 +1,12 @@
 #include "pacer/detail/sharded_server.h"
 
-#include "ps/server/request_shards.h"
+#include "server/request_shards.h"
 
 namespace pacer {
 namespace detail {
 
-ShardedServer::ShardedServer(Session& session, int app_id, size_t value_size, Handler handler)
-    : shards_(std::make_unique<RequestShards>(NodeOf(session), app_id, value_size,
-                                              std::move(handler))) {}
+ShardedServer::ShardedServer(Node& node, int app_id, size_t value_size, Handler handler)
+    : shards_(std::make_unique<RequestShards>(node, app_id, value_size, std::move(handler))) {}
 
 ShardedServer::~ShardedServer() = default;
 

@@ -1,4 +1,4 @@
-#include "ps/server/gradient_cache.h"
+#include "server/gradient_cache.h"
 
 #include <iterator>
 #include <limits>

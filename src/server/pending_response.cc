@@ -1,4 +1,4 @@
-#include "ps/server/pending_response.h"
+#include "server/pending_response.h"
 
 #include <glog/logging.h>
 

@@ -1,4 +1,4 @@
-#include "ps/server/parameter_state.h"
+#include "server/parameter_state.h"
 
 #include <cstring>
 

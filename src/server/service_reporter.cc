@@ -1,4 +1,4 @@
-#include "ps/server/service_reporter.h"
+#include "server/service_reporter.h"
 
 #include <chrono>
 

@@ -1,4 +1,4 @@
-#include "ps/server/range_migration.h"
+#include "server/range_migration.h"
 
 #include <glog/logging.h>
 
