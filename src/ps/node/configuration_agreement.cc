@@ -5,34 +5,12 @@
 #include <utility>
 #include <vector>
 
+#include "common/config_options.h"
 #include "common/str_cat.h"
 #include "pacer/error.h"
 
 namespace pacer {
 namespace {
-
-// The options every rank must share, as (flag, value): a job whose ranks disagree on them would
-// run, but not as any of its ranks was told.
-std::vector<std::pair<std::string, std::string>> JobWideOptions(const Config& c) {
-  std::string injects;
-  for (const std::string& spec : c.inject) injects += (injects.empty() ? "" : ";") + spec;
-  return {{"servers", StrCat(c.servers)},
-          {"transport", c.transport},
-          {"sync", c.sync},
-          {"optimizer", c.optimizer},
-          {"partition_bytes", StrCat(c.partition_bytes)},
-          {"inject", injects},
-          {"inject_seed", StrCat(c.inject_seed)},
-          {"balance", c.balance},
-          {"comm_policy", c.comm_policy},
-          {"predicted_policy", c.predicted_policy},
-          {"shrink_margin", StrCat(c.shrink_margin)},
-          {"skip_eps", StrCat(c.skip_eps)},
-          {"server_bandwidth", c.server_bandwidth},
-          {"migrate_every", StrCat(c.migrate_every)},
-          {"heartbeat_timeout_s", StrCat(c.heartbeat_timeout_s)},
-          {"on_worker_loss", c.on_worker_loss}};
-}
 
 // One rank's part: its problem, then its job-wide values, '\n'-separated (values hold no
 // newline: flags are single lines).

@@ -1,15 +1,12 @@
 #include "ps/node/job_settings.h"
 
-#include <initializer_list>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 
-#include "common/config_environment.h"
-#include "common/optimizer_spec.h"
+#include "common/config_options.h"
 #include "common/str_cat.h"
 #include "pacer/error.h"
-#include "pacer/sync_mode.h"
 
 namespace pacer {
 namespace {
@@ -32,58 +29,6 @@ std::vector<double> ParseServerBandwidth(const std::string& text, int servers) {
                        " servers (give one, or one per server)"));
   }
   return rates;
-}
-
-void ExpectOneOf(const char* flag, const std::string& value,
-                 std::initializer_list<const char*> allowed) {
-  std::string list;
-  size_t i = 0;
-  for (const char* a : allowed) {
-    if (value == a) return;
-    list += (i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + std::string(a);
-    ++i;
-  }
-  throw Error(StrCat("--", flag, "=", value, ": expected ", list));
-}
-
-template <typename T>
-void ExpectAtLeast(const char* flag, T value, T least) {
-  if (!(value >= least)) throw Error(StrCat("--", flag, "=", value, ": expected >= ", least));
-}
-
-template <typename T>
-void ExpectAbove(const char* flag, T value, T bound) {
-  if (!(value > bound)) throw Error(StrCat("--", flag, "=", value, ": expected > ", bound));
-}
-
-void CheckNumbers(const Config& c) {
-  ExpectAtLeast("server_threads", c.server_threads, 0);
-  ExpectAbove("timeout_s", c.timeout_s, 0.0);
-  ExpectAtLeast("reduce_threads", c.reduce_threads, 0);
-  ExpectAbove("partition_bytes", c.partition_bytes, int64_t{0});
-  ExpectAbove("scheduling_credit", c.scheduling_credit, 0);
-  ExpectAtLeast("straggler_ratio", c.straggler_ratio, 1.0);
-  ExpectAtLeast("compute_ratio", c.compute_ratio, 1.0);
-  ExpectAtLeast("transfer_ratio", c.transfer_ratio, 1.0);
-  ExpectAtLeast("server_ratio", c.server_ratio, 1.0);
-  ExpectAtLeast("predicted_margin", c.predicted_margin, 0.0);
-  ExpectAtLeast("straggler_floor_ms", c.straggler_floor_ms, 0.0);
-  ExpectAbove("detect_window", c.detect_window, 0);
-  ExpectAbove("predictor_window", c.predictor_window, 0);
-  ExpectAbove("server_report_ms", c.server_report_ms, 0);
-  ExpectAtLeast("migrate_every", c.migrate_every, 0);
-  ExpectAbove("relays_per_partner", c.relays_per_partner, 0);
-  ExpectAbove("withhold_every", c.withhold_every, 0);
-  ExpectAtLeast("withhold_threshold", c.withhold_threshold, 0.0);
-  ExpectAbove("shrink_margin", c.shrink_margin, 0.0);
-  ExpectAtLeast("skip_eps", c.skip_eps, 0.0);
-  ExpectAbove("heartbeat_timeout_s", c.heartbeat_timeout_s, 0.0);
-  const TransportTuning& t = c.tuning;
-  ExpectAbove("max_inflight_bytes", t.max_inflight_bytes, int64_t{0});
-  ExpectAtLeast("max_message_bytes", t.max_message_bytes, int64_t{0});
-  ExpectAtLeast("rndv_threshold", t.rndv_threshold, int64_t{0});
-  ExpectAtLeast("shm_ring_bytes", t.shm_ring_bytes, int64_t{0});
-  ExpectAtLeast("read_threads", t.read_threads, 0);
 }
 
 // A spec's node or link end must be one the job has.
@@ -117,15 +62,7 @@ void CheckNamed(const std::string& spec, const FaultSpec::Node& node, const Role
 
 JobSettings JobSettings::Check(const Config& config, const Roles& roles) {
   if (const std::string problem = EnvironmentProblem(); !problem.empty()) throw Error(problem);
-  ExpectOneOf("transport", config.transport, {"auto", "ucx", "mpi"});
-  ExpectOneOf("reduce_device", config.reduce_device, {"cpu", "cuda"});
-  ExpectOneOf("balance", config.balance, {"none", "sas"});
-  ExpectOneOf("comm_policy", config.comm_policy, {"none", "stret"});
-  ExpectOneOf("predicted_policy", config.predicted_policy, {"none", "sms"});
-  ExpectOneOf("on_worker_loss", config.on_worker_loss, {"abort", "continue"});
-  CheckNumbers(config);
-  SyncMode::Parse(config.sync);
-  OptimizerSpec::Parse(config.optimizer);
+  CheckOptions(config);
   JobSettings settings;
   settings.server_bandwidth = ParseServerBandwidth(config.server_bandwidth, config.servers);
   for (const std::string& spec : config.inject) {
