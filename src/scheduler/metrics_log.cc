@@ -45,7 +45,7 @@ void MetricsLog::OnIteration(int index, int rank, const IterationReport& r) {
                rank, index, static_cast<long long>(r.iteration), static_cast<long long>(r.clock),
                r.compute_s * 1e3, r.push_s * 1e3, r.pull_s * 1e3, r.wait_s * 1e3,
                static_cast<long long>(r.bytes_out), static_cast<long long>(r.bytes_in),
-               static_cast<long long>(r.batch), static_cast<long long>(r.version),
+               static_cast<long long>(r.batch_size), static_cast<long long>(r.version),
                static_cast<long long>(r.partner), r.start_s),
         false);
 }

@@ -47,7 +47,7 @@ void SmsOrders::OnIteration(int index, int rank, const IterationReport& r) {
     }
     told_[index] = true;
   }
-  policy_.Observe(index, r.compute_s, static_cast<int>(r.batch));
+  policy_.Observe(index, r.compute_s, static_cast<int>(r.batch_size));
 }
 
 void SmsOrders::OnBoundary(int64_t iteration) {

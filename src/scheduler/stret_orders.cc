@@ -50,13 +50,13 @@ void StretOrders::Stop() {
 
 void StretOrders::OnIteration(int index, int rank, const IterationReport& r) {
   if (r.accuracy >= 0) accuracy_[r.iteration] = r.accuracy;
-  if (r.batch > 0) {
-    std::deque<double>& compute = compute_s_[index][static_cast<int>(r.batch)];
+  if (r.batch_size > 0) {
+    std::deque<double>& compute = compute_s_[index][static_cast<int>(r.batch_size)];
     compute.push_back(r.compute_s);
     if (compute.size() > kSamples) compute.pop_front();
     push_s_[index].push_back(r.push_s);
     if (push_s_[index].size() > kSamples) push_s_[index].pop_front();
-    if (index == 0) last_batch_ = static_cast<int>(r.batch);
+    if (index == 0) last_batch_ = static_cast<int>(r.batch_size);
   }
   // A relayed worker's traffic goes to its partner, which says nothing of its own link to the
   // servers: its bandwidth stays as last measured.

@@ -111,17 +111,7 @@ void WorkerIterations::StartPushing(const std::string& name) {
 
 void WorkerIterations::Report(const IterationStats& stats) {
   IterationReport r;
-  r.iteration = stats.iteration;
-  r.clock = stats.clock;
-  r.bytes_out = stats.bytes_out;
-  r.bytes_in = stats.bytes_in;
-  r.batch = stats.batch_size;
-  r.version = stats.version;
-  r.start_s = stats.start_s;
-  r.compute_s = stats.compute_s;
-  r.push_s = stats.push_s;
-  r.pull_s = stats.pull_s;
-  r.wait_s = stats.wait_s;
+  static_cast<IterationStats&>(r) = stats;
   r.partner = relay_ ? relay_->PartnerFor(stats.clock) : -1;
   r.accuracy = accuracy_;
   accuracy_ = -1;

@@ -5,25 +5,16 @@
 #include <vector>
 
 #include "pacer/buffer.h"
+#include "pacer/iteration_stats.h"
 #include "ps/messages/message.h"
 
 namespace pacer {
 
-// What a worker reports to the scheduler after each iteration: one small message (104 bytes),
-// sent asynchronously, so reporting never waits on the data path.
-struct IterationReport {
-  int64_t iteration = 0;  // the worker's own count of iterations
-  int64_t clock = 0;
-  int64_t bytes_out = 0;
-  int64_t bytes_in = 0;
-  int64_t batch = 0;
-  int64_t version = 0;
+// What a worker reports to the scheduler after each iteration: its IterationStats, and where its
+// gradients went, in one small message sent asynchronously, so reporting never waits on the data
+// path.
+struct IterationReport : IterationStats {
   int64_t partner = -1;  // the rank its gradients went through (STRET's relay); -1: none
-  double start_s = 0;    // since the worker's session began
-  double compute_s = 0;  // begin to the last push
-  double push_s = 0;     // first push sent to the last one acknowledged
-  double pull_s = 0;     // last push acknowledged to the last pull received
-  double wait_s = 0;     // blocked in Wait and EndIteration
   // The application's test accuracy (0 to 1) as last told (GradientSync::ReportAccuracy) since
   // the report before; -1: not told.
   double accuracy = -1;
