@@ -163,21 +163,31 @@ void KeyRequests::SendPushPull(int u) {
   }
   if (relay_) {
     relay_->BeginPushing(clock_);
-    for (RelayLink::Relayed& r : relay_->Gather(clock_, u, count)) {
-      if (s.send != s.send_stage.data()) {
-        std::memcpy(s.send_stage.data(), s.send, count * sizeof(float));
-        s.send = s.send_stage.data();
-      }
-      const float* theirs = r.values.as<float>();
-      for (size_t i = 0; i < count; ++i) s.send_stage[i] += theirs[i];
-      s.carried.push_back(r.rank);
-      s.carried_weight += r.weight;
-    }
+    CarryRelayed(u, relay_->Gather(clock_, u, count));
   }
   s.push_ts = Send(u, detail::Operation::kPush, clock_, false, false);
   s.pull_ts = Send(u, detail::Operation::kPull, clock_ + 1, false, true);
   s.pushing = true;
   ++pushes_inflight_;
+}
+
+// The stragglers' gradients summed into this worker's, in one pass of the Reducer (or one per
+// kMaxInputs - 1 of them) into the staging buffer.
+void KeyRequests::CarryRelayed(int u, const std::vector<RelayLink::Relayed>& relayed) {
+  KeyState& s = states_[u];
+  const size_t count = unit(u).count;
+  size_t next = 0;
+  while (next < relayed.size()) {
+    std::vector<ConstArray> inputs = {{s.send, DType::kF32}};
+    for (; next < relayed.size() && inputs.size() < Reducer::kMaxInputs; ++next) {
+      inputs.push_back({relayed[next].values.as<float>(), DType::kF32});
+      s.carried.push_back(relayed[next].rank);
+      s.carried_weight += relayed[next].weight;
+    }
+    reducer_.Sum(Span<const ConstArray>(inputs.data(), inputs.size()),
+                 {s.send_stage.data(), DType::kF32}, count);
+    s.send = s.send_stage.data();
+  }
 }
 
 void KeyRequests::ReleasePushes(bool block) {

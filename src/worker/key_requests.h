@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pacer/detail/routed_client.h"
+#include "pacer/reducer.h"
 #include "worker/relay_link.h"
 #include "worker/tensor_layout.h"
 
@@ -56,9 +57,10 @@ class KeyRequests {
   };
 
   // `skip_eps`: while skipping, a gradient within this relative distance of the last one sent
-  // goes as "same as last".
-  KeyRequests(detail::RoutedClient& kv, const TensorLayout& layout, int credit, double skip_eps)
-      : kv_(kv), layout_(layout), credit_(credit), skip_eps_(skip_eps) {}
+  // goes as "same as last". `reducer` sums the gradients a relay partner carries.
+  KeyRequests(detail::RoutedClient& kv, Reducer& reducer, const TensorLayout& layout, int credit,
+              double skip_eps)
+      : kv_(kv), reducer_(reducer), layout_(layout), credit_(credit), skip_eps_(skip_eps) {}
   // Sends this worker's gradients through a relay partner, or carries stragglers', as `relay`
   // says (null: never).
   void set_relay(RelayLink* relay) { relay_ = relay; }
@@ -96,6 +98,7 @@ class KeyRequests {
   // Sends unit u's push and pull: to the servers (carrying the gradients relayed through this
   // worker), or to the relay partner.
   void SendPushPull(int u);
+  void CarryRelayed(int u, const std::vector<RelayLink::Relayed>& relayed);
   // Whether unit u's gradient goes as "same as last": skipping, the server keeps the last one,
   // of the same weight, and ||g - g_last|| <= skip_eps x ||g_last||.
   bool Unchanged(int u) const;
@@ -104,6 +107,7 @@ class KeyRequests {
   bool AnyQueued() const;
 
   detail::RoutedClient& kv_;
+  Reducer& reducer_;
   RelayLink* relay_ = nullptr;
   const TensorLayout& layout_;
   const int credit_;
