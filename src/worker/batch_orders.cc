@@ -43,10 +43,11 @@ void BatchOrders::OnOrder(Message&& msg) {
   node_.cluster().SendOrLog(msg.meta.sender(), reply);
 }
 
-const BatchOrders::Order& BatchOrders::BeginIteration() {
+void BatchOrders::Begin(int64_t, IterationPlan& plan) {
   std::lock_guard<std::mutex> lock(mu_);
   current_ = ordered_;
-  return current_;
+  plan.weight = current_.weight;
+  plan.skip_unchanged = current_.skip_unchanged;
 }
 
 }  // namespace pacer

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ps/cluster/control_channel.h"
+#include "worker/iteration_part.h"
 
 namespace pacer {
 
@@ -14,7 +15,7 @@ class Node;
 // scheduler which batch sizes the application can run (BATCH_SIZES), and takes the scheduler's
 // order (BATCH_ORDER) of the size to run and the weight of its gradients, which hold from the
 // next iteration on so that an iteration's batch and weight agree.
-class BatchOrders {
+class BatchOrders : public IterationPart {
  public:
   explicit BatchOrders(Node& node);
   ~BatchOrders();
@@ -31,8 +32,9 @@ class BatchOrders {
     double weight = 1;
     bool skip_unchanged = false;
   };
-  // At the start of an iteration: takes the last order.
-  const Order& BeginIteration();
+  // At the start of an iteration: takes the last order, its weight and skip into `plan`.
+  void Begin(int64_t clock, IterationPlan& plan) override;
+  void End(IterationReport&) override {}
   const Order& current() const { return current_; }
 
  private:

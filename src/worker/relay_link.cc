@@ -73,7 +73,7 @@ void RelayLink::OnOrder(Message&& msg) {
   node_.cluster().SendOrLog(msg.meta.sender(), reply);
 }
 
-void RelayLink::BeginIteration(int64_t clock) {
+void RelayLink::Begin(int64_t clock, IterationPlan&) {
   int ordered = -1, current = -1;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -108,6 +108,8 @@ bool RelayLink::Withholds() const {
   std::lock_guard<std::mutex> lock(mu_);
   return withholding_;
 }
+
+void RelayLink::End(IterationReport& report) { report.partner = PartnerFor(report.clock); }
 
 int RelayLink::PartnerFor(int64_t clock) const {
   std::lock_guard<std::mutex> lock(mu_);

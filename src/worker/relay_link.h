@@ -14,6 +14,7 @@
 #include "pacer/detail/response_stamp.h"
 #include "pacer/types.h"
 #include "ps/cluster/control_channel.h"
+#include "worker/iteration_part.h"
 
 namespace pacer {
 
@@ -33,7 +34,7 @@ class Node;
 // every gradient the partner waits for comes or is known not to. The scheduler may also order a
 // worker to withhold its gradients (from its next iteration), which a partner never does. Every
 // wait has the session's deadline and ends when the job fails or the peer is excluded.
-class RelayLink {
+class RelayLink : public IterationPart {
  public:
   explicit RelayLink(Node& node);
   ~RelayLink();
@@ -42,7 +43,9 @@ class RelayLink {
 
   // The straggler's side.
   // At the start of iteration `clock`: starts, moves or ends the relay as last ordered.
-  void BeginIteration(int64_t clock);
+  void Begin(int64_t clock, IterationPlan& plan) override;
+  // The report names the partner the iteration's gradients went through.
+  void End(IterationReport& report) override;
   // The partner this worker's gradients of `clock` go through, or -1: to the servers.
   int PartnerFor(int64_t clock) const;
   // Whether this iteration's gradients are withheld (STRET's WITHHOLD, as last ordered when the

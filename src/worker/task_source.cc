@@ -20,7 +20,7 @@ TaskSource::TaskSource(Node& node, int app_id, int64_t tasks_per_worker, int64_t
   }
 }
 
-void TaskSource::Begin(int64_t clock) {
+void TaskSource::Begin(int64_t clock, IterationPlan&) {
   // A prefetch for another clock: an iteration left before its tasks were done (after an error).
   // Its answer is dropped (the channel ignores late answers); the authority forgets a task it
   // granted once every worker is past it.
@@ -31,6 +31,13 @@ void TaskSource::Begin(int64_t clock) {
   computed_ = transferred_ = 0;
   share_ = client_ ? 0 : tasks_per_worker_;
   wait_s_ = 0;
+}
+
+void TaskSource::End(IterationReport& report) {
+  report.tasks = computed_;
+  report.tasks_transferred = transferred_;
+  report.task_share = share_;
+  report.task_wait_s = wait_s_;
 }
 
 std::optional<Task> TaskSource::Next(double previous_s) {

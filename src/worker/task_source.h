@@ -7,6 +7,7 @@
 
 #include "pacer/task.h"
 #include "ps/node/node.h"
+#include "worker/iteration_part.h"
 #include "worker/task_client.h"
 
 namespace pacer {
@@ -15,12 +16,14 @@ namespace pacer {
 // them (a pioneer gets a straggler's; shares follow capacity); otherwise a worker computes its own
 // share, w x tasks_per_worker and on, in order, with no round trips. Under epsp the next task is
 // asked for while the current one is computed, so the round trip hides behind the compute.
-class TaskSource {
+class TaskSource : public IterationPart {
  public:
   // `task_limit`: the most tasks one worker gets (its node's limit); 0: twice tasks_per_worker.
   TaskSource(Node& node, int app_id, int64_t tasks_per_worker, int64_t task_limit);
 
-  void Begin(int64_t clock);
+  void Begin(int64_t clock, IterationPlan& plan) override;
+  // The report counts the tasks computed, transferred and owned, and the wait for grants.
+  void End(IterationReport& report) override;
   // The next task for this worker in the iteration begun, or none when nothing is left for it.
   // `previous_s`: how long the previous task took (ignored for the first).
   std::optional<Task> Next(double previous_s);

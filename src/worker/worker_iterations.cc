@@ -109,25 +109,17 @@ void WorkerIterations::StartPushing(const std::string& name) {
   requests_.set_weight(weight * batch_weight_);
 }
 
-void WorkerIterations::Report(const IterationStats& stats) {
-  IterationReport r;
-  static_cast<IterationStats&>(r) = stats;
-  r.partner = relay_ ? relay_->PartnerFor(stats.clock) : -1;
-  r.accuracy = accuracy_;
-  accuracy_ = -1;
-  node_.Report(r);
-}
-
 void WorkerIterations::BeginIteration(int batch_size) {
   if (in_iteration_) throw Error(StrCat("BeginIteration twice in iteration ", clock_));
   Broadcast();
   in_iteration_ = true;
   std::fill(pushed_.begin(), pushed_.end(), false);
-  if (relay_) relay_->BeginIteration(clock_);
-  const BatchOrders::Order order = batches_ ? batches_->BeginIteration() : BatchOrders::Order();
-  batch_weight_ = order.weight;
-  requests_.StartIteration(clock_, weight_ * batch_weight_, order.skip_unchanged);
-  if (tasks_) tasks_->Begin(clock_);
+  IterationPlan plan;
+  for (IterationPart* part : parts()) {
+    if (part) part->Begin(clock_, plan);
+  }
+  batch_weight_ = plan.weight;
+  requests_.StartIteration(clock_, weight_ * batch_weight_, plan.skip_unchanged);
   current_ = IterationStats();
   current_.iteration = iterations_;
   current_.clock = clock_;
@@ -243,12 +235,6 @@ void WorkerIterations::EndIteration() {
     version = version < 0 ? s.version : std::min(version, s.version);
   }
   current_.compute_s = any_push_ ? compute_s : Seconds(begin_);
-  if (tasks_) {
-    current_.tasks = tasks_->computed();
-    current_.tasks_transferred = tasks_->transferred();
-    current_.task_share = tasks_->share();
-    current_.task_wait_s = tasks_->wait_s();
-  }
   current_.total_s = Seconds(begin_);
   current_.version = std::max<int64_t>(0, version);
   const KeyRequests::Traffic& traffic = requests_.traffic();
@@ -262,10 +248,17 @@ void WorkerIterations::EndIteration() {
     current_.pull_s =
         std::max(0.0, Duration(traffic.last_pull_done - traffic.last_push_acked).count());
   }
-  last_ = current_;
+  IterationReport report;
+  static_cast<IterationStats&>(report) = current_;
+  for (IterationPart* part : parts()) {
+    if (part) part->End(report);
+  }
+  report.accuracy = accuracy_;
+  accuracy_ = -1;
+  last_ = report;
   clock_ = next;
   ++iterations_;
-  Report(last_);
+  node_.Report(report);
 }
 
 }  // namespace pacer

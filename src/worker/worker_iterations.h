@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -103,6 +104,10 @@ class WorkerIterations {
   };
 
   const TensorLayout::Unit& unit(int u) const { return layout_.units()[u]; }
+  // The parts this worker has (null where it has not), in the order the loop calls them.
+  std::array<IterationPart*, 3> parts() const {
+    return {relay_.get(), batches_.get(), tasks_.get()};
+  }
   // Before the first request: every unit's staging.
   void PrepareRequests();
   // Worker 0's part of Checkpoint: every key's whole state, from the servers.
@@ -114,15 +119,16 @@ class WorkerIterations {
   // The first PushPull of an iteration: with tasks, every one done, and the weight they make.
   void StartPushing(const std::string& name);
   void PullEverything(detail::Operation op, int64_t clock, const char* what);
-  void Report(const IterationStats& stats);
 
   Node& node_;
   const int app_id_;
   detail::RoutedClient kv_;
+  // The parts beside the loop (IterationPart; the link probe answers the scheduler on its own).
   std::unique_ptr<RelayLink> relay_;
-  std::unique_ptr<BatchOrders> batches_;  // STRET's batch tuning
-  double batch_weight_ = 1;               // this iteration's, as tuned
+  std::unique_ptr<BatchOrders> batches_;  // STRET's batch tuning, SMS's shrink and skip
   std::unique_ptr<LinkProbe> probe_;      // answers the scheduler's probes of this worker's links
+  std::unique_ptr<TaskSource> tasks_;
+  double batch_weight_ = 1;  // this iteration's, as planned
   TensorLayout layout_;
   std::vector<float*> registered_;
   KeyRequests requests_;
@@ -136,7 +142,6 @@ class WorkerIterations {
   int64_t clock_ = 0;
   double weight_ = 1;
   double accuracy_ = -1;  // as last reported, for the next iteration report
-  std::unique_ptr<TaskSource> tasks_;
   SteadyClock::time_point begin_, last_push_;
   SteadyClock::time_point compute_mark_;  // where the compute not yet slowed down began
   IterationStats current_, last_;
