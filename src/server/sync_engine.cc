@@ -13,7 +13,8 @@ SyncEngine::SyncEngine(const Options& options, Reducer& reducer, ParameterState:
     : num_workers_(options.num_workers),
       optimizer_(options.optimizer),
       reducer_(reducer),
-      allocate_(std::move(allocate)),
+      allocate_(allocate),
+      codec_(options.num_workers, std::move(allocate)),
       mode_(options.mode),
       excluded_(std::max(options.num_workers, 0), false) {
   if (num_workers_ < 1) throw Error(StrCat("a job of ", num_workers_, " workers cannot train"));
@@ -27,7 +28,7 @@ void SyncEngine::CheckMode(const SyncMode& mode) const {
   }
 }
 
-const SyncEngine::KeyState& SyncEngine::Find(Key key, const Gradient& g) const {
+const KeyState& SyncEngine::Find(Key key, const Gradient& g) const {
   auto it = keys_.find(key);
   if (it == keys_.end() || !it->second.params) {
     throw Error(StrCat("key ", key, " has no values yet: worker ", g.worker, " pushed clock ",
@@ -146,14 +147,14 @@ void SyncEngine::Accumulate(KeyState& k, const Gradient& g) {
     k.dropped += gradients;
     return;
   }
-  struct Aggregate& a = k.aggregates[g.clock];
+  Aggregate& a = k.aggregates[g.clock];
   a.count += gradients;
   a.weight += g.weight;
   if (g.values.size() > 0) Add(k, a, g.values);
   ResolveOnceComplete(k);
 }
 
-void SyncEngine::Add(const KeyState& k, struct Aggregate& a, const Buffer& values) {
+void SyncEngine::Add(const KeyState& k, Aggregate& a, const Buffer& values) {
   const size_t count = k.params->size();
   if (a.summed == 0) {
     a.first = values.Owned();  // kept until the clock completes, after the push is answered
@@ -186,7 +187,7 @@ void SyncEngine::ResolveOnceComplete(KeyState& k) {
   for (auto it = k.aggregates.begin(); it != k.aggregates.end() && it->first == k.complete &&
                                        it->second.count >= Needed(k, it->first);
        it = k.aggregates.erase(it)) {
-    const struct Aggregate& done = it->second;
+    const Aggregate& done = it->second;
     // Every worker may have weight 0 (none computed a task of the clock): nothing to apply.
     if (done.weight > 0) {
       Update(k, done.summed == 1 ? done.first.as<float>() : done.sum_data, 1.0 / done.weight,

@@ -14,25 +14,11 @@
 #include "pacer/reducer.h"
 #include "pacer/sync_mode.h"
 #include "pacer/types.h"
+#include "server/key_state.h"
+#include "server/key_state_codec.h"
 #include "server/parameter_state.h"
 
 namespace pacer {
-
-// One worker's gradient for one key.
-struct Gradient {
-  int worker = 0;       // role index, 0..num_workers-1
-  int64_t clock = 0;    // the worker's iteration
-  int64_t version = 0;  // updates applied to the values it was computed on
-  // The values are weight x the gradient. A once-per-iteration update divides their sum by the
-  // total weight; an on-arrival one applies them as they are (weight 1: the gradient itself).
-  double weight = 1;
-  // Floats, as many as the key holds; or none, with weight 0: a worker that withholds its
-  // gradient (STRET) still resolves its clock.
-  Buffer values;
-  // Workers whose gradients of the same clock this one carries, summed into its values and weight
-  // (a STRET relay: `worker` pushes for them). Each counts as if it had pushed.
-  std::vector<int> relayed;
-};
 
 // Where a key stands, for tests and telemetry.
 struct KeyStatus {
@@ -128,44 +114,11 @@ class SyncEngine {
   KeyStatus Status(Key key) const;
 
  private:
-  struct Aggregate {
-    Buffer first;  // a lone gradient is used as it came, without a copy
-    Buffer sum;    // two or more: their sum
-    float* sum_data = nullptr;
-    int count = 0;   // workers whose gradients came
-    int summed = 0;  // values added: 0 (all withheld), 1 (`first`) or more (`sum`)
-    double weight = 0;
-  };
-  struct WaitingPull {
-    std::vector<Key> keys;
-    int64_t clock;
-    std::function<void()> serve;
-    int own_push_of;
-    std::function<void()> redirect;
-    bool cancelled = false;
-  };
-  struct KeyState {
-    std::unique_ptr<ParameterState> params;
-    int64_t version = 0;
-    int64_t complete = 0;
-    std::vector<int64_t> last_clock;  // per worker, applied or dropped; -1 before its first push
-    std::vector<int64_t> arrived;     // per worker, the last clock pushed (held ones included)
-    std::map<int64_t, Aggregate> aggregates;
-    std::vector<Gradient> held;
-    size_t switches_done = 0;
-    SyncMode mode;
-    int64_t applied = 0;
-    int64_t dropped = 0;
-    int64_t pushes = 0;
-    std::vector<std::shared_ptr<WaitingPull>> waiters;
-  };
   struct Switch {
     SyncMode mode;
     int64_t first_clock;
   };
 
-  // A key's whole state as a record for Export (counted, then written: see ByteWriter).
-  static void EncodeKey(const KeyState& k, ByteWriter& out);
   const KeyState& Find(Key key, const Gradient& g) const;
   // Throws Error unless `clock` is above the last one `worker` pushed (`pusher` pushed it).
   void CheckClock(Key key, const KeyState& k, int pusher, int worker, int64_t clock) const;
@@ -174,7 +127,7 @@ class SyncEngine {
   void Process(KeyState& k, const Gradient& g);
   void Accumulate(KeyState& k, const Gradient& g);
   // Adds a gradient's values to a clock's sum.
-  void Add(const KeyState& k, struct Aggregate& a, const Buffer& values);
+  void Add(const KeyState& k, Aggregate& a, const Buffer& values);
   void ApplyOnArrival(KeyState& k, const Gradient& g);
   // The pushes that resolve `clock` under a once-per-iteration rule.
   int Needed(const KeyState& k, int64_t clock) const;
@@ -197,6 +150,7 @@ class SyncEngine {
   const OptimizerSpec optimizer_;
   Reducer& reducer_;
   const ParameterState::Allocator allocate_;
+  const KeyStateCodec codec_;
   SyncMode mode_;
   std::unordered_map<Key, KeyState> keys_;
   std::vector<Switch> switches_;
