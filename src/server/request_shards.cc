@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <unordered_set>
 
 #include "common/str_cat.h"
 #include "pacer/error.h"
@@ -38,40 +37,27 @@ int DefaultShards(const Config& config) {
 
 }  // namespace
 
-std::vector<std::unique_ptr<RequestShards::Shard>> RequestShards::MakeShards(int count) {
-  std::vector<std::unique_ptr<Shard>> shards;
-  for (int i = 0; i < count; ++i) shards.push_back(std::make_unique<Shard>());
-  return shards;
-}
-
 RequestShards::RequestShards(Node& node, int app_id, size_t value_size, Handler handler)
     : node_(CheckedServer(node)),
       app_id_(app_id),
       value_size_(value_size),
       handler_(std::move(handler)),
-      shards_(MakeShards(DefaultShards(node.config()))),  // before the reporter reads them
-      reporter_(node, [this] { return Queued(); }),
       injected_(node),
+      seconds_per_byte_(DefaultShards(node.config()), 0.0),
+      queues_(DefaultShards(node.config()), !injected_.emulates_rate(),
+              [this](const ShardTask& task) { Serve(task); }),
+      reporter_(node, [this] { return queues_.Queued(); }),
       service_clock_(node.cluster().ranks_fit_cores() && node.settings().faults.empty()
                          ? &WallSeconds
                          : &ThreadCpuSeconds) {}
 
 RequestShards::~RequestShards() {
   if (started_) node_.dispatcher().DetachServer(app_id_);
-  for (auto& shard : shards_) {
-    {
-      std::lock_guard<std::mutex> lock(shard->mu);
-      shard->stopping = true;
-    }
-    shard->ready.notify_all();
-    if (shard->thread.joinable()) shard->thread.join();
-  }
+  queues_.Stop();  // before the handlers and the reporter the tasks use go
 }
 
 void RequestShards::Start() {
-  for (size_t i = 0; i < shards_.size(); ++i) {
-    shards_[i]->thread = std::thread([this, i] { RunShard(static_cast<int>(i)); });
-  }
+  queues_.Start();
   started_ = true;
   Dispatcher::Consumers consumers;
   if (in_place_targets_) {
@@ -82,12 +68,13 @@ void RequestShards::Start() {
 }
 
 void RequestShards::SetMigrationHandlers(ExportHandler export_keys, ImportHandler import_keys) {
-  RangeMigration::Shards shards{
-      num_shards(), [this](Key key) { return ShardOf(key); },
-      [this](int shard, std::function<void(int)> fn) {
-        RunOnShard(shard, std::move(fn), /*ahead=*/true);
-      },
-      [this](int shard, const std::function<bool(Key)>& moving) { ServeQueued(shard, moving); }};
+  RangeMigration::Shards shards{num_shards(), [this](Key key) { return ShardOf(key); },
+                                [this](int shard, std::function<void(int)> fn) {
+                                  queues_.RunOnShard(shard, std::move(fn), /*ahead=*/true);
+                                },
+                                [this](int shard, const std::function<bool(Key)>& moving) {
+                                  queues_.ServeQueued(shard, moving);
+                                }};
   migration_ = std::make_unique<RangeMigration>(node_, app_id_, std::move(shards),
                                                 std::move(export_keys), std::move(import_keys));
 }
@@ -123,42 +110,36 @@ void RequestShards::OnSwitch(const Message& msg) {
                             msg.meta.clock()};
   for (int shard = 0; shard < num_shards(); ++shard) {
     meta.shard = meta.part = shard;
-    Dispatch({meta, {}, request, nullptr});
+    queues_.Dispatch({meta, {}, request, nullptr});
   }
 }
 
-void RequestShards::ServeQueued(int index, const std::function<bool(Key)>& moving) {
-  Shard& shard = *shards_[index];
-  std::vector<Task> taken;
-  {
-    std::lock_guard<std::mutex> lock(shard.mu);
-    std::vector<bool> take(shard.queue.size(), false);
-    std::unordered_set<Key> shared;  // keys of the tasks taken so far, scanning backwards
-    bool take_all = false;           // a task taken shares every key (it has none of its own)
-    for (size_t i = shard.queue.size(); i-- > 0;) {
-      const Task& task = shard.queue[i];
-      const Key* keys = task.data.keys.as<Key>();
-      const size_t n = task.data.keys.count<Key>();
-      const bool keyless = task.control || task.sync_switch;
-      take[i] = take_all || (keyless && !shared.empty());
-      for (size_t k = 0; k < n && !take[i]; ++k) {
-        take[i] = moving(keys[k]) || shared.count(keys[k]) > 0;
-      }
-      if (!take[i]) continue;
-      if (keyless) take_all = true;
-      shared.insert(keys, keys + n);
+void RequestShards::Serve(const ShardTask& task) {
+  double& seconds_per_byte = seconds_per_byte_[task.meta.shard];
+  // A request's work in bytes, counting its fixed cost (a few microseconds, whatever it
+  // carries) as kRequestWorkBytes: else small requests would look slow per byte.
+  const size_t bytes =
+      std::max(ServiceReporter::kRequestWorkBytes, task.data.keys.size() + task.data.values.size());
+  const double start = service_clock_();
+  const InjectedService::Delay delay = injected_.Apply(bytes, seconds_per_byte);
+  const double handler_start = delay.spun ? service_clock_() : start;
+  try {
+    if (task.sync_switch) {
+      switch_handler_(task.meta, *task.sync_switch);
+    } else {
+      handler_(task.meta, task.data);
     }
-    std::deque<Task> kept;
-    for (size_t i = 0; i < shard.queue.size(); ++i) {
-      if (take[i]) {
-        taken.push_back(std::move(shard.queue[i]));
-      } else {
-        kept.push_back(std::move(shard.queue[i]));
-      }
-    }
-    shard.queue.swap(kept);
+  } catch (const std::exception& e) {
+    task.meta.response->AddPart(task.meta.part, {}, {}, {}, e.what());
   }
-  for (const Task& task : taken) Run(task);
+  const double end = service_clock_();
+  // An emulated capacity's occupancy is the service time; else the measured time, spin
+  // included.
+  reporter_.RecordRequest(delay.emulated_s > 0 ? delay.emulated_s : end - start,
+                          static_cast<int64_t>(bytes));
+  const double per_byte = (end - handler_start) / static_cast<double>(bytes);
+  seconds_per_byte =
+      seconds_per_byte > 0 ? seconds_per_byte + 0.1 * (per_byte - seconds_per_byte) : per_byte;
 }
 
 RequestShards::Ownership RequestShards::Owns(const Key* keys, size_t n, int64_t epoch) const {
@@ -244,7 +225,7 @@ void RequestShards::OnRequest(Message&& msg) {
   for (size_t p = 0; p < parts.size(); ++p) {
     meta.shard = parts[p].shard;
     meta.part = static_cast<int>(p);
-    Dispatch({meta, std::move(parts[p].data), std::nullopt, nullptr});
+    queues_.Dispatch({meta, std::move(parts[p].data), std::nullopt, nullptr});
   }
 }
 
@@ -293,19 +274,14 @@ std::shared_ptr<PayloadConsumer> RequestShards::InPlaceSumFor(const Message& msg
       KeyOffsets(msg.lens.as<int32_t>(), n, value_size_, msg.consumed_bytes);
   std::vector<size_t> lengths(n);
   for (size_t i = 0; i < n; ++i) lengths[i] = (offsets[i + 1] - offsets[i]) / value_size_;
-  Shard& held = *shards_[shard];
-  {
-    std::lock_guard<std::mutex> lock(held.mu);
-    if (held.busy || !held.queue.empty()) return nullptr;
-    held.busy = true;
-  }
+  if (!queues_.TryHold(shard)) return nullptr;
   std::vector<float*> targets;
   if (!in_place_targets_(shard, keys, n, lengths, &targets)) {
-    Release(held);
+    queues_.Release(shard);
     return nullptr;
   }
   return std::make_shared<InPlaceSum>(node_.reducer(), std::move(targets), std::move(offsets),
-                                      [this, &held] { Release(held); });
+                                      [this, shard] { queues_.Release(shard); });
 }
 
 void RequestShards::AnswerSummedPush(const Message& msg) {

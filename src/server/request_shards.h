@@ -19,18 +19,12 @@
 #include "ps/node/node.h"
 #include "server/injected_service.h"
 #include "server/service_reporter.h"
+#include "server/shard_queues.h"
 
 namespace pacer {
 namespace detail {
 
 class RangeMigration;
-
-// The scheduler's request to switch synchronization mode (two phases, see SyncControl).
-struct SyncSwitchRequest {
-  bool commit = false;  // false: prepare
-  std::string mode;     // commit: the new mode, as --sync spells it
-  int64_t first_clock = 0;
-};
 
 // One server's requests for one app, run on shards: it validates each request, splits it by
 // shard (a key always lands on the same shard) and runs the parts on the shards' threads, one
@@ -68,11 +62,12 @@ class RequestShards {
   int64_t pushes_summed_in_place() const { return summed_in_place_.load(); }
   // Runs `fn` on every shard, in order with the requests queued there, and returns when all have
   // run. Not from a handler.
-  void RunOnEveryShard(const std::function<void(int shard)>& fn);
-  // Runs `fn` on `shard`, in order with the requests queued there (first when `ahead`), without
-  // waiting for it.
-  void RunOnShard(int shard, std::function<void(int)> fn, bool ahead = false);
-  int num_shards() const { return static_cast<int>(shards_.size()); }
+  void RunOnEveryShard(const std::function<void(int shard)>& fn) { queues_.RunOnEveryShard(fn); }
+  // Runs `fn` on `shard`, in order with the requests queued there, without waiting for it.
+  void RunOnShard(int shard, std::function<void(int)> fn) {
+    queues_.RunOnShard(shard, std::move(fn));
+  }
+  int num_shards() const { return queues_.size(); }
   Node& node() { return node_; }
   Buffer Allocate(size_t bytes, uint8_t** writable) { return pool_.Allocate(bytes, writable); }
   void AddKeys(int64_t keys) { reporter_.AddKeys(keys); }
@@ -87,21 +82,6 @@ class RequestShards {
   void Redirect(const RequestMeta& meta);
 
  private:
-  struct Task {
-    RequestMeta meta;
-    RequestData data;
-    std::optional<SyncSwitchRequest> sync_switch;
-    std::function<void(int shard)> control;  // runs instead of a handler (migration, queries)
-  };
-  struct Shard {
-    std::thread thread;
-    std::mutex mu;
-    std::condition_variable ready;
-    std::deque<Task> queue;
-    bool busy = false;            // a task of this shard is running (on its thread or inline)
-    double seconds_per_byte = 0;  // measured service time, a moving mean (used by the runner)
-    bool stopping = false;
-  };
   // Whether this server owns every key of a request by its routing table (see the class comment).
   enum class Ownership { kOwned, kHold, kRedirect };
   // The scheduler moves one range at a time and every server hears of each move: a live peer is
@@ -109,10 +89,12 @@ class RequestShards {
   static constexpr int64_t kMaxEpochsAhead = 1000;
 
   int ShardOf(Key key) const;
+  // A request's part or a switch's, on its shard's thread (or inline): runs the handler and
+  // times it for the service reports.
+  void Serve(const ShardTask& task);
   // `vals_bytes`: the values' size, whether they came with the message or went to a consumer.
   std::string Validate(const Message& msg, bool push, size_t vals_bytes) const;
   Ownership Owns(const Key* keys, size_t n, int64_t epoch) const;
-  int64_t Queued();
 
   // On the receiving thread.
   void OnRequest(Message&& msg);
@@ -133,21 +115,6 @@ class RequestShards {
   // would; the shard is released when `msg` goes.
   void AnswerSummedPush(const Message& msg);
 
-  // Runs a task inline when it is small and its shard idle, else queues it for the shard (at the
-  // front when `ahead`).
-  void Dispatch(Task task, bool ahead = false);
-  // On shard `index`'s thread, from a task of its own: takes out of the queue the requests that
-  // touch keys `moving` selects, and every earlier task that shares a key with one taken (a
-  // task without keys, a switch or a control, shares them all), and runs them now, in their
-  // order. Tasks left behind touch none of the keys of tasks taken after them, so no key's
-  // requests change order.
-  void ServeQueued(int index, const std::function<bool(Key)>& moving);
-  void Run(const Task& task);
-  // Ends a shard's task: its thread may run the next one.
-  void Release(Shard& shard);
-  void RunShard(int index);
-  static std::vector<std::unique_ptr<Shard>> MakeShards(int count);
-
   Node& node_;
   const int app_id_;
   const size_t value_size_;
@@ -157,10 +124,11 @@ class RequestShards {
   std::atomic<int64_t> summed_in_place_{0};
   std::unique_ptr<RangeMigration> migration_;
   std::vector<Message> held_;  // requests routed by a table newer than this server's
-  std::vector<std::unique_ptr<Shard>> shards_;
+  InjectedService injected_;
+  std::vector<double> seconds_per_byte_;  // by shard: measured service time, a moving mean
+  ShardQueues queues_;                    // before the reporter, which counts what they hold
   BufferPool pool_;  // for stored values and the values of requests split over shards
   ServiceReporter reporter_;
-  InjectedService injected_;
   // Service is measured in the thread's CPU time, which preemption does not inflate, where ranks
   // share cores and where faults are emulated (they are defined in CPU time). Where every busy
   // rank has a core the wall clock says the same, and the CPU clock is a system call, read twice
