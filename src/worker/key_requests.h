@@ -18,7 +18,11 @@ namespace pacer {
 // has a push, limited by credit and sent by priority, and a pull that the server answers once the
 // rule lets the next iteration start. Credit holds pushes only: a push completes without waiting
 // for other workers, so workers that order their keys differently cannot block each other, and a
-// worker sends every queued push before it blocks on a pull. Single-threaded, like its owner.
+// worker sends every queued push before it blocks on a pull. That is why a key's push and pull go
+// as two messages, back to back (no round trip between them), and not as one kPushPull: its one
+// answer waits for every worker's push, so credit held until then would let two workers whose
+// priorities order the keys differently wait on each other for good. Single-threaded, like its
+// owner.
 class KeyRequests {
  public:
   struct KeyState {
