@@ -7,6 +7,8 @@ by cmake/PacerLayers.cmake from src/CMakeLists.txt). The rules:
     (directly or through them): never a header of a layer above it or beside it, never another
     layer's private header;
   - the layers' dependencies form no cycle;
+  - the public API includes nothing of MPI, UCX, protobuf, CUDA or torch: its system includes
+    are the C++ standard library's;
   - every include/pacer/ header (the public API) belongs to the layer that implements it (its
     API_HEADERS), and is held to that layer's rules: it includes only include/pacer/ headers, its
     own layer's or those of the layers below; a layer includes the include/pacer/ headers of its
@@ -25,6 +27,8 @@ import re
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+# A system include; the public API's may name only the C++ standard library (no '.', no '/').
+SYSTEM_INCLUDE = re.compile(r'^\s*#\s*include\s*<([^>]+)>')
 SOURCE_SUFFIXES = (".h", ".cc", ".cu", ".cuh")
 # Generated files a layer's public headers include, and the layer they belong to.
 GENERATED = {"meta.pb.h": "transport"}
@@ -145,6 +149,10 @@ def check_file(layers, root, path, violations):
     allowed = below(layers, includer) if includer else set()
     with open(path, errors="replace") as f:
         for number, line in enumerate(f, 1):
+            system = SYSTEM_INCLUDE.match(line)
+            if system and category == "public API" and re.search(r"[./]", system.group(1)):
+                violations.append((rel, number, f"the public API includes only the C++ standard "
+                                   f"library and pacer/ headers, not <{system.group(1)}>"))
             m = INCLUDE.match(line)
             if not m:
                 continue

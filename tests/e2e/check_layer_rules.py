@@ -58,6 +58,8 @@ BREAKS = [
      '"pacer/session.h"'),
     ("src/high/api.cc", '#include "pacer/unowned.h"\n',
      '"pacer/unowned.h" belongs to no layer (not among any layer\'s API_HEADERS)'),
+    ("include/pacer/types.h", "#include <cstdint>\n#include <mpi.h>\n",
+     "the public API includes only the C++ standard library and pacer/ headers, not <mpi.h>"),
     ("include/pacer/unowned.h", "",
      "belongs to no layer: list it under API_HEADERS of the layer that implements it "
      "(src/CMakeLists.txt)"),
