@@ -5,7 +5,8 @@
 namespace pacer {
 
 // What one iteration cost a worker, from BeginIteration to EndIteration. The scheduler receives
-// it too (telemetry, and --metrics).
+// it too (telemetry, and --metrics), as bytes: every field is 8 bytes wide, so no padding goes
+// over the wire.
 struct IterationStats {
   int64_t iteration = 0;  // this worker's count of iterations, from 0
   int64_t clock = 0;      // the iteration's clock
@@ -25,7 +26,7 @@ struct IterationStats {
   int64_t bytes_in = 0;   // parameters received
   // Tensors (keys) sent as "same as last" instead of their values (SMS's skip).
   int64_t pushes_skipped = 0;
-  int batch_size = 0;
+  int64_t batch_size = 0;
   int64_t version = 0;  // lowest parameter version received
 };
 

@@ -185,7 +185,7 @@ bool RegisterFlags() {
   return true;
 }
 
-const bool kFlagsRegistered = RegisterFlags();
+[[maybe_unused]] const bool kFlagsRegistered = RegisterFlags();
 
 }  // namespace
 
@@ -214,7 +214,6 @@ std::vector<std::pair<std::string, std::string>> JobWideOptions(const Config& c)
 }
 
 Config Config::FromFlags() {
-  (void)kFlagsRegistered;
   Config c = TheFlags().values;
 #define PACER_OPTION(type, name, value, agreement, check, help) ReadList(#name, &c.name);
 #include "pacer/config_options.def"

@@ -43,9 +43,9 @@ RequestShards::RequestShards(Node& node, int app_id, size_t value_size, Handler 
       value_size_(value_size),
       handler_(std::move(handler)),
       injected_(node),
-      seconds_per_byte_(DefaultShards(node.config()), 0.0),
       queues_(DefaultShards(node.config()), !injected_.emulates_rate(),
               [this](const ShardTask& task) { Serve(task); }),
+      seconds_per_byte_(queues_.size(), 0.0),
       reporter_(node, [this] { return queues_.Queued(); }),
       service_clock_(node.cluster().ranks_fit_cores() && node.settings().faults.empty()
                          ? &WallSeconds

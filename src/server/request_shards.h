@@ -125,8 +125,8 @@ class RequestShards {
   std::unique_ptr<RangeMigration> migration_;
   std::vector<Message> held_;  // requests routed by a table newer than this server's
   InjectedService injected_;
-  std::vector<double> seconds_per_byte_;  // by shard: measured service time, a moving mean
   ShardQueues queues_;                    // before the reporter, which counts what they hold
+  std::vector<double> seconds_per_byte_;  // by shard: measured service time, a moving mean
   BufferPool pool_;  // for stored values and the values of requests split over shards
   ServiceReporter reporter_;
   // Service is measured in the thread's CPU time, which preemption does not inflate, where ranks

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "pacer/error.h"
+#include "pacer/reducer.h"
 
 namespace pacer {
 
@@ -36,6 +37,7 @@ void KeyRequests::StartIteration(int64_t clock, double weight, bool skip_unchang
     s.timed_out = false;
     s.lost = false;
     s.relayed_out = false;
+    s.relayed_sum = Buffer();
     s.carried.clear();
     s.carried_weight = 0;
   }
@@ -171,22 +173,20 @@ void KeyRequests::SendPushPull(int u) {
   ++pushes_inflight_;
 }
 
-// The stragglers' gradients summed into this worker's, in one pass of the Reducer (or one per
-// kMaxInputs - 1 of them) into the staging buffer.
+// The stragglers' gradients summed into this worker's by RoutedClient::SumOf, one pass of the
+// Reducer per kMaxInputs - 1 of them.
 void KeyRequests::CarryRelayed(int u, const std::vector<RelayLink::Relayed>& relayed) {
   KeyState& s = states_[u];
   const size_t count = unit(u).count;
-  size_t next = 0;
-  while (next < relayed.size()) {
-    std::vector<ConstArray> inputs = {{s.send, DType::kF32}};
+  for (size_t next = 0; next < relayed.size();) {
+    std::vector<Span<const float>> inputs = {{s.send, count}};
     for (; next < relayed.size() && inputs.size() < Reducer::kMaxInputs; ++next) {
-      inputs.push_back({relayed[next].values.as<float>(), DType::kF32});
+      inputs.push_back({relayed[next].values.as<float>(), count});
       s.carried.push_back(relayed[next].rank);
       s.carried_weight += relayed[next].weight;
     }
-    reducer_.Sum(Span<const ConstArray>(inputs.data(), inputs.size()),
-                 {s.send_stage.data(), DType::kF32}, count);
-    s.send = s.send_stage.data();
+    s.relayed_sum = kv_.SumOf(inputs);
+    s.send = s.relayed_sum.as<float>();
   }
 }
 

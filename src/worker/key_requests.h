@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "pacer/detail/routed_client.h"
-#include "pacer/reducer.h"
 #include "worker/relay_link.h"
 #include "worker/tensor_layout.h"
 
@@ -47,6 +46,7 @@ class KeyRequests {
     bool relayed_out = false;
     std::vector<int> carried;
     double carried_weight = 0;
+    Buffer relayed_sum;  // what `send` points at when this worker carries stragglers' gradients
     // SMS's skip, kept across iterations: the gradient and weight last sent for the server to
     // keep, which a push "same as last" stands for (empty: the server keeps none).
     std::vector<float> last_sent;
@@ -61,10 +61,9 @@ class KeyRequests {
   };
 
   // `skip_eps`: while skipping, a gradient within this relative distance of the last one sent
-  // goes as "same as last". `reducer` sums the gradients a relay partner carries.
-  KeyRequests(detail::RoutedClient& kv, Reducer& reducer, const TensorLayout& layout, int credit,
-              double skip_eps)
-      : kv_(kv), reducer_(reducer), layout_(layout), credit_(credit), skip_eps_(skip_eps) {}
+  // goes as "same as last".
+  KeyRequests(detail::RoutedClient& kv, const TensorLayout& layout, int credit, double skip_eps)
+      : kv_(kv), layout_(layout), credit_(credit), skip_eps_(skip_eps) {}
   // Sends this worker's gradients through a relay partner, or carries stragglers', as `relay`
   // says (null: never).
   void set_relay(RelayLink* relay) { relay_ = relay; }
@@ -111,7 +110,6 @@ class KeyRequests {
   bool AnyQueued() const;
 
   detail::RoutedClient& kv_;
-  Reducer& reducer_;
   RelayLink* relay_ = nullptr;
   const TensorLayout& layout_;
   const int credit_;

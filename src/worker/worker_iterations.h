@@ -37,7 +37,7 @@ class WorkerIterations {
         kv_(node, app_id, sizeof(float)),
         layout_(static_cast<size_t>(std::max<int64_t>(node.config().partition_bytes, 4)) /
                 sizeof(float)),
-        requests_(kv_, node.reducer(), layout_, std::max(1, node.config().scheduling_credit),
+        requests_(kv_, layout_, std::max(1, node.config().scheduling_credit),
                   node.config().skip_eps) {
     // The scheduler's relay orders are for the job's model, app 0's.
     if (app_id == 0) {
