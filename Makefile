@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 MPI_AS_ROOT := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MPIRUN := $(MPI_AS_ROOT) mpirun --oversubscribe
 
-.PHONY: all deps configure build demo test test-long test-sanitize test-asan test-tsan soak fuzz fuzz-build fuzz-record fuzz-seeds bench-kv bench-reduce bench-sas bench-stret bench-sms bench-falcon bench-synthetic format clean
+.PHONY: all deps configure build demo docs package test test-long test-sanitize test-asan test-tsan soak fuzz fuzz-build fuzz-record fuzz-seeds bench-kv bench-reduce bench-sas bench-stret bench-sms bench-falcon bench-synthetic format clean
 
 all: build
 
@@ -23,6 +23,16 @@ demo: build
 	  --policy=epsp:0 --tasks=4 --epochs=1 --progress=bar \
 	  --metrics=$(BUILD)/demo-metrics.jsonl --json=$(BUILD)/demo.json
 	$(BUILD)/bin/pacer-report $(BUILD)/demo-metrics.jsonl -o $(BUILD)/demo-report.png
+
+# The API reference from the public headers: build/docs/html/index.html. It fails on an undocumented
+# public member.
+docs: deps
+	@mkdir -p $(BUILD)/docs
+	PACER_DOCS_OUT=$(BUILD)/docs doxygen docs/Doxyfile
+
+# libpacer-dev's .deb (headers, library, CMake and pkg-config files) in $(BUILD).
+package: build
+	cd $(BUILD) && cpack -G DEB
 
 # Two tiers by CTest label. `make test`: every correctness test (exact values, protocol outcomes,
 # error paths); two unit tests at a time, each multi-process test alone (RUN_SERIAL). `make

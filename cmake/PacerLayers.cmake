@@ -7,7 +7,7 @@
 # rules over the whole tree, with messages that name the rule, and runs in the build and in
 # `make test`; it reads the map this file writes (layers.json).
 
-set(PACER_LAYER_ROOTS ${CMAKE_BINARY_DIR}/layers)
+set(PACER_LAYER_ROOTS ${PROJECT_BINARY_DIR}/layers)
 set_property(GLOBAL PROPERTY PACER_LAYER_MAP "")
 
 # pacer_layer(<name>
@@ -59,6 +59,7 @@ function(pacer_layer name)
   endforeach()
   target_link_libraries(${target} PUBLIC ${L_PUBLIC_LINK} PRIVATE ${L_LINK})
   set_property(GLOBAL APPEND PROPERTY PACER_LAYER_TARGETS ${target})
+  set_property(GLOBAL APPEND PROPERTY PACER_LAYER_LINKS ${L_PUBLIC_LINK} ${L_LINK})
   set_property(GLOBAL APPEND PROPERTY PACER_LAYER_PRIVATE_ROOTS ${root}/private)
 
   file(RELATIVE_PATH base ${PROJECT_SOURCE_DIR} ${L_BASE})
@@ -105,4 +106,28 @@ function(pacer_write_layer_map path)
   get_property(entries GLOBAL PROPERTY PACER_LAYER_MAP)
   string(REPLACE ";" ",\n  " body "${entries}")
   file(WRITE ${path} "{\n  ${body}\n}\n")
+endfunction()
+
+# `name`: the library that is installed and that embedders link, pacer::pacer: the objects of
+# every layer (and of `extra_objects_of`, such as the generated protobuf code) in one archive, or
+# one shared object with BUILD_SHARED_LIBS. It compiles nothing again. The layers' external
+# libraries become its own, private ones (an archive passes them on as link-only).
+function(pacer_add_installed_library name)
+  cmake_parse_arguments(L "" "" "EXTRA_OBJECTS_OF;LINK" ${ARGN})
+  get_property(targets GLOBAL PROPERTY PACER_LAYER_TARGETS)
+  get_property(links GLOBAL PROPERTY PACER_LAYER_LINKS)
+  set(objects "")
+  foreach(target ${targets} ${L_EXTRA_OBJECTS_OF})
+    list(APPEND objects $<TARGET_OBJECTS:${target}>)
+  endforeach()
+  list(REMOVE_ITEM links ${targets} ${L_EXTRA_OBJECTS_OF})
+  list(REMOVE_DUPLICATES links)
+  add_library(${name} ${objects})
+  target_include_directories(${name} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+                                            $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_compile_features(${name} PUBLIC cxx_std_17)
+  target_link_libraries(${name} PRIVATE ${links} ${L_LINK})
+  set_target_properties(${name} PROPERTIES OUTPUT_NAME pacer EXPORT_NAME pacer LINKER_LANGUAGE CXX
+                                           VERSION ${PROJECT_VERSION}
+                                           SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
 endfunction()

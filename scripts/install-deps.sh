@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake make g++ pkg-config ccache clang-format python3
+  doxygen                           # the API reference (make docs)
   libopenmpi-dev openmpi-bin
   libucx-dev ucx-utils
   libprotobuf-dev protobuf-compiler

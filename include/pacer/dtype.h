@@ -7,11 +7,15 @@
 
 namespace pacer {
 
-// Element types the hot path reads and writes. Arithmetic is always done in fp32.
+/// Element types the hot path reads and writes: kF32 (IEEE single precision), kF16 (IEEE half
+/// precision) and kBF16 (bfloat16: fp32's exponent, 7 bits of mantissa). Arithmetic is always done
+/// in fp32.
 enum class DType : uint8_t { kF32, kF16, kBF16 };
 
+/// Bytes per element of type `t`.
 inline size_t SizeOf(DType t) { return t == DType::kF32 ? 4 : 2; }
 
+/// The name ParseDType reads back: "f32", "f16" or "bf16".
 inline const char* NameOf(DType t) {
   switch (t) {
     case DType::kF32:
@@ -24,11 +28,11 @@ inline const char* NameOf(DType t) {
   return "?";
 }
 
-// Parses "f32"/"fp32"/"float", "f16"/"fp16"/"half", "bf16"; throws pacer::Error otherwise.
+/// Parses "f32"/"fp32"/"float", "f16"/"fp16"/"half", "bf16"; throws pacer::Error otherwise.
 DType ParseDType(const std::string& name);
 
-// Scalar conversions, the reference for every vectorized and CUDA kernel: round to nearest even,
-// NaN stays NaN, overflow becomes infinity.
+/// The bf16 whose bits are `h`, as a float (exact). This and the other scalar conversions are the
+/// reference for every vectorized and CUDA kernel.
 inline float Bf16ToFloat(uint16_t h) {
   const uint32_t bits = static_cast<uint32_t>(h) << 16;
   float f;
@@ -36,6 +40,7 @@ inline float Bf16ToFloat(uint16_t h) {
   return f;
 }
 
+/// The bits of `f` rounded to bf16: to nearest even, NaN stays NaN, overflow becomes infinity.
 inline uint16_t FloatToBf16(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, sizeof bits);
@@ -44,18 +49,22 @@ inline uint16_t FloatToBf16(float f) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
+/// The fp16 whose bits are `h`, as a float (exact; a NaN comes back quiet).
 float F16ToFloat(uint16_t h);
+/// The bits of `f` rounded to fp16: to nearest even, NaN stays NaN, overflow becomes infinity.
 uint16_t FloatToF16(float f);
 
-// A typed, non-owning view of elements in host or (on the CUDA back end) device memory.
+/// A typed, non-owning view of elements in host or (on the CUDA back end) device memory; the
+/// element count travels separately (Reducer's `count`).
 struct ConstArray {
-  const void* data = nullptr;
-  DType type = DType::kF32;
+  const void* data = nullptr;  ///< the first element
+  DType type = DType::kF32;    ///< the elements' type
 };
 
+/// A typed, non-owning view of elements to write, in host or (on the CUDA back end) device memory.
 struct MutableArray {
-  void* data = nullptr;
-  DType type = DType::kF32;
+  void* data = nullptr;      ///< the first element
+  DType type = DType::kF32;  ///< the elements' type
 };
 
 }  // namespace pacer

@@ -17,38 +17,48 @@ namespace pacer {
 
 class Session;  // include "pacer/session.h" to make one
 
-// A request as a handler sees it: views of the received keys, values and lengths. Copying a
-// KVRequest keeps its memory alive, except where the values are lent (data.values.lent(): pushed
-// from Session::AllocatePushMemory on this host and read in place): the worker may write them
-// again once the request is answered, so a handler that keeps them past its Response keeps
-// data.values.Owned().
+/// A request as a handler sees it: views of the received keys, values and lengths. Copying a
+/// KVRequest keeps its memory alive, except where the values are lent (data.values.lent(): pushed
+/// from Session::AllocatePushMemory on this host and read in place): the worker may write them
+/// again once the request is answered, so a handler that keeps them past its Response keeps
+/// data.values.Owned().
 template <typename T>
 struct KVRequest {
-  Span<const Key> keys;
-  Span<const T> vals;
-  Span<const int> lens;  // empty: every key has vals.size() / keys.size() values
+  Span<const Key> keys;  ///< sorted and unique
+  Span<const T> vals;    ///< the keys' values, one key's after another's; empty for a pull
+  Span<const int> lens;  ///< empty: every key has vals.size() / keys.size() values
+  /// The buffers under keys, vals and lens (`keys`, `values`, `lens`), to keep them alive or to
+  /// send them on without a copy.
   detail::RequestData data;
 
+  /// The number of values of keys[i].
   size_t length(size_t i) const {
     return lens.empty() ? vals.size() / keys.size() : static_cast<size_t>(lens[i]);
   }
 };
 
-// Serves the keys this server owns. Requests are handled by session.config().server_threads
-// shards, each running one request at a time; every key always lands on the same shard
-// (RequestMeta::shard), so per-shard state needs no lock. The default handler
-// sums pushed values per key and serves pulls; a custom handler answers each request with
-// Response (now or later) and may throw pacer::Error to reject it. Requests that arrive before the
-// KVServer exists are queued and handled once it does.
+/// Serves the keys this server owns. Requests are handled by session.config().server_threads
+/// shards, each running one request at a time; every key always lands on the same shard
+/// (RequestMeta::shard), so per-shard state needs no lock. The default handler
+/// sums pushed values per key and serves pulls; a custom handler answers each request with
+/// Response (now or later) and may throw pacer::Error to reject it. Requests that arrive before
+/// the KVServer exists are queued and handled once it does.
 template <typename T>
 class KVServer {
   static_assert(std::is_trivially_copyable<T>::value, "values are sent as bytes");
 
  public:
+  /// Handles one request, or the part of it on one shard (RequestMeta::shard, RequestMeta::part):
+  /// answers it with Response or ResponseError exactly once, now or later (copy the RequestMeta),
+  /// or throws pacer::Error to reject it.
   using Handler = std::function<void(const RequestMeta&, const KVRequest<T>&, KVServer<T>*)>;
 
+  /// On a server: the default handler for the KVWorker requests of `app_id`. A pull of a key
+  /// never pushed, or a push of another length than the key's stored values, is rejected with an
+  /// Error naming the key and ranks.
   explicit KVServer(Session& session, int app_id = 0) : KVServer(session, nullptr, app_id) {}
 
+  /// On a server: `handler` answers the KVWorker requests of `app_id`.
   KVServer(Session& session, Handler handler, int app_id = 0)
       : handler_(std::move(handler)),
         sharded_(session, app_id, sizeof(T),
@@ -68,19 +78,23 @@ class KVServer {
     sharded_.Start();  // only now may requests reach Handle
   }
 
+  /// Answers the request of `meta`: a push with nothing, a pull with its keys' values (`res`).
+  /// Once per handler call; a second answer is logged and ignored.
   void Response(const RequestMeta& meta, KVPairs<T> res = {}) {
     std::vector<Buffer> vals;
     if (!res.vals.empty()) vals.push_back(Buffer::FromVector(std::move(res.vals)));
     sharded_.Respond(meta, Buffer::FromVector(std::move(res.keys)), std::move(vals),
                      Buffer::FromVector(std::move(res.lens)));
   }
+  /// Rejects the request of `meta`: the worker's Wait throws Error carrying `error`.
   void ResponseError(const RequestMeta& meta, const std::string& error) {
     sharded_.RespondError(meta, error);
   }
+  /// The number of shards (threads) requests are spread over; RequestMeta::shard is below it.
   int num_shards() const { return sharded_.num_shards(); }
-  // How many pushes were summed into the store as their values arrived, piece by piece (float
-  // values, this default handler, a worker streaming over TCP; see
-  // TransportTuning::stream_piece_bytes).
+  /// How many pushes were summed into the store as their values arrived, piece by piece (float
+  /// values, this default handler, a worker streaming over TCP; see
+  /// TransportTuning::stream_piece_bytes).
   int64_t pushes_summed_in_place() const { return sharded_.pushes_summed_in_place(); }
 
  private:

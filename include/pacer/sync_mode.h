@@ -4,44 +4,48 @@
 
 namespace pacer {
 
-// How servers turn the workers' gradients into updates (../docs: STRAGGLERS.md section 2). Spelled
-// as --sync takes it: "bsp", "asp", "ssp:S", "backup:B", "dynsgd", "consgd", "consgd:C" or
-// "epsp:S".
+/// How servers turn the workers' gradients into updates (../docs: STRAGGLERS.md section 2).
+/// Spelled as `--sync` takes it: "bsp", "asp", "ssp:S", "backup:B", "dynsgd", "consgd", "consgd:C"
+/// or "epsp:S".
 struct SyncMode {
+  /// The rule; staleness, backups and scale are its parameters.
   enum class Kind {
-    kBsp,     // one update per iteration, from every worker's gradient
-    kAsp,     // each gradient applied on arrival
-    kSsp,     // on arrival, but a worker may run at most `staleness` clocks ahead of the slowest
-    kBackup,  // one update per iteration, from the first num_workers - backups gradients
-    kDynSgd,  // on arrival, scaled by 1 / (staleness + 1)
-    kConSgd,  // on arrival, scaled by a constant
-    // Falcon's EPSP: the rule of bsp (staleness 0, enforced synchronization) or of ssp:S (slack
-    // synchronization; each push applied on arrival, scaled by 1 / num_workers so a clock's
-    // pushes add up to BSP's update, exactly so under plain SGD), with workers' tasks granted by
-    // the scheduler, so pioneers take stragglers' tasks (GradientSync::NextTask).
+    kBsp,     ///< one update per iteration, from every worker's gradient
+    kAsp,     ///< each gradient applied on arrival
+    kSsp,     ///< on arrival, but a worker may run at most `staleness` clocks ahead of the slowest
+    kBackup,  ///< one update per iteration, from the first num_workers - backups gradients
+    kDynSgd,  ///< on arrival, scaled by 1 / (staleness + 1)
+    kConSgd,  ///< on arrival, scaled by a constant
+    /// Falcon's EPSP: the rule of bsp (staleness 0, enforced synchronization) or of ssp:S (slack
+    /// synchronization; each push applied on arrival, scaled by 1 / num_workers so a clock's
+    /// pushes add up to BSP's update, exactly so under plain SGD), with workers' tasks granted by
+    /// the scheduler, so pioneers take stragglers' tasks (GradientSync::NextTask).
     kEpsp,
   };
-  Kind kind = Kind::kBsp;
-  int staleness = 0;  // kSsp, kEpsp
-  int backups = 0;    // kBackup
-  double scale = 0;   // kConSgd; 0 means 1 / num_workers
+  Kind kind = Kind::kBsp;  ///< the rule
+  int staleness = 0;       ///< kSsp, kEpsp: clocks a worker may run ahead of the slowest
+  int backups = 0;         ///< kBackup: gradients an iteration's update does without
+  double scale = 0;        ///< kConSgd; 0 means 1 / num_workers
 
-  // Throws pacer::Error naming the part of `text` that is wrong.
+  /// Throws pacer::Error naming the part of `text` that is wrong.
   static SyncMode Parse(const std::string& text);
+  /// The mode as `--sync` spells it; Parse reads it back.
   std::string ToString() const;
-  // Whether each gradient is applied on its own as it arrives (else once per iteration).
+  /// Whether each gradient is applied on its own as it arrives (else once per iteration).
   bool on_arrival() const {
     return kind != Kind::kBsp && kind != Kind::kBackup && !(kind == Kind::kEpsp && staleness == 0);
   }
-  // Whether a worker may start clock c before clock c - staleness - 1 is complete (else only
-  // once clock c - 1 is).
+  /// Whether a worker may start clock c before clock c - staleness - 1 is complete (else only
+  /// once clock c - 1 is).
   bool bounded_staleness() const {
     return kind == Kind::kSsp || (kind == Kind::kEpsp && staleness > 0);
   }
 
+  /// The same rule with the same parameters.
   bool operator==(const SyncMode& o) const {
     return kind == o.kind && staleness == o.staleness && backups == o.backups && scale == o.scale;
   }
+  /// Not the same rule or not the same parameters.
   bool operator!=(const SyncMode& o) const { return !(*this == o); }
 };
 

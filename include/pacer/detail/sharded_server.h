@@ -22,37 +22,36 @@ class PendingResponse;
 class RequestShards;  // what a ShardedServer runs on (src/server/request_shards.h)
 }  // namespace detail
 
-// What a server's handler knows about a request, besides its keys and values.
+/// What a server's handler knows about a request, besides its keys and values.
 struct RequestMeta {
-  int sender = -1;  // rank of the worker
-  int app_id = 0;
-  int64_t timestamp = 0;  // the worker's timestamp
-  bool push = false;
-  bool pull = false;
-  int user_command = 0;
-  // The shard handling this request (0..num_shards-1). A key always belongs to the same shard,
-  // and a shard runs one request at a time in arrival order (on its own thread, or on the
-  // receiving thread when the request is small and the shard idle), so per-shard state needs no
-  // lock.
+  int sender = -1;        ///< rank of the worker
+  int app_id = 0;         ///< the app the request is for (the KVWorker's and KVServer's app_id)
+  int64_t timestamp = 0;  ///< the worker's timestamp
+  bool push = false;      ///< the request carries values to store
+  bool pull = false;      ///< the request asks for values (both: a PushPull)
+  int user_command = 0;   ///< the worker's `cmd`, for the handler to interpret
+  /// The shard handling this request (0..num_shards-1). A key always belongs to the same shard,
+  /// and a shard runs one request at a time in arrival order (on its own thread, or on the
+  /// receiving thread when the request is small and the shard idle), so per-shard state needs no
+  /// lock.
   int shard = 0;
-  // Which part of the request this is, when its keys were split over shards (for the response).
+  /// Which part of the request this is, when its keys were split over shards (for the response).
   int part = 0;
-  // GradientSync's stamps (see ParameterServer): the push's iteration or the one a pull is for;
-  // the version a gradient was computed on; its weight; whether it carries initial values.
-  int64_t clock = 0;
-  int64_t version = 0;
-  double weight = 1;
-  bool init = false;
-  bool after_own_push = false;  // a pull: not before this worker's push of clock - 1 arrived
-  bool state = false;           // checkpoints: keys' whole state instead of their values
-  // A push that carries other workers' gradients too (STRET's relay): their ranks.
+  // GradientSync's stamps (see ParameterServer); a KVWorker's request leaves the defaults:
+  int64_t clock = 0;            ///< the push's iteration, or the one a pull is for
+  int64_t version = 0;          ///< the parameter version a gradient was computed on
+  double weight = 1;            ///< the gradient's weight (GradientSync::set_weight)
+  bool init = false;            ///< the push carries a key's initial values
+  bool after_own_push = false;  ///< a pull: not before this worker's push of clock - 1 arrived
+  bool state = false;           ///< checkpoints: keys' whole state instead of their values
+  /// A push that carries other workers' gradients too (STRET's relay): their ranks.
   std::vector<int> relayed;
-  // SMS's skip: keep this push's values for the sender's next one; or this push carries none and
-  // stands for the values kept.
+  /// SMS's skip: keep this push's values for the sender's next one.
   bool cache_gradient = false;
+  /// SMS's skip: this push carries no values and stands for the values kept.
   bool same_as_last = false;
-  // Collects the response; copy the meta to respond later (e.g. when a synchronization rule
-  // fires).
+  /// Collects the response; copy the meta to respond later (for instance when a synchronization
+  /// rule fires).
   std::shared_ptr<detail::PendingResponse> response;
 };
 
