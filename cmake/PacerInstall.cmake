@@ -12,6 +12,15 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/pacer DESTINATION ${CMAKE_INSTAL
 install(TARGETS pacer_library EXPORT PacerTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev NAMELINK_COMPONENT dev)
+# `cmake --install --strip` (and the package) strips the archive's debug information too, which
+# CMake leaves in static libraries: 140 MB of it, a tenth of that without.
+if(NOT BUILD_SHARED_LIBS)
+  install(CODE "if(CMAKE_INSTALL_DO_STRIP)
+    execute_process(COMMAND ${CMAKE_STRIP} --strip-debug
+      \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/$<TARGET_FILE_NAME:pacer_library>\"
+      COMMAND_ERROR_IS_FATAL ANY)
+  endif()" COMPONENT dev)
+endif()
 install(EXPORT PacerTargets NAMESPACE pacer:: DESTINATION ${PACER_CMAKE_DIR} COMPONENT dev)
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/apps/report/pacer_report.py RENAME pacer-report
         DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT dev)
@@ -57,6 +66,7 @@ if(PROJECT_IS_TOP_LEVEL)
       "Pacer: a straggler-resilient parameter server for distributed training (development files)")
   set(CPACK_PACKAGE_CONTACT "Pacer developers <pacer@localhost>")
   set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+  set(CPACK_STRIP_FILES ON)  # as Debian's -dev packages: debug information belongs elsewhere
   set(CPACK_COMPONENTS_ALL dev)
   set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
   set(CPACK_DEBIAN_PACKAGE_SECTION libdevel)
