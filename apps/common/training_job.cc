@@ -61,10 +61,14 @@ struct WorkerLog {
   double bytes = 0, loss = 0, accuracy = 0, time_to_target_s = -1;
   double epochs = 0;  // passes over the training set (none in --synthetic)
   int64_t iterations = 0;
+  bench::TaskCount tasks;
 
   void Record(const IterationStats& s) {
     iteration_s.push_back(s.total_s);
     bytes += static_cast<double>(s.bytes_out + s.bytes_in);
+    tasks.computed += s.tasks;
+    tasks.moved_in += s.tasks_transferred;
+    tasks.share += s.task_share;
   }
 };
 
@@ -271,6 +275,10 @@ bool Summarize(Session& session, const Workload& model, const TrainingApp& app,
   const bench::LiveWorkers live(session, workers);
   const std::vector<double> all = bench::GatherAll(live.comm(), mine.iteration_s);
   const std::vector<double> bytes = bench::SumAtRoot(live.comm(), {mine.bytes});
+  const std::vector<double> tasks =
+      bench::GatherAll(live.comm(), {static_cast<double>(mine.tasks.computed),
+                                     static_cast<double>(mine.tasks.moved_in),
+                                     static_cast<double>(mine.tasks.share)});
   if (session.role_index() != 0) return true;
   bench::Summary s;
   s.model = model.name();
@@ -282,6 +290,13 @@ bool Summarize(Session& session, const Workload& model, const TrainingApp& app,
   s.accuracy = mine.accuracy;
   s.loss = mine.loss;
   s.time_to_target_s = mine.time_to_target_s;
+  s.target_accuracy = FLAGS_target_acc;
+  s.target_given = !gflags::GetCommandLineFlagInfoOrDie("target_acc").is_default;
+  s.injected = session.config().inject;
+  for (size_t i = 0; i + 2 < tasks.size(); i += 3) {
+    s.tasks.push_back({static_cast<int64_t>(tasks[i]), static_cast<int64_t>(tasks[i + 1]),
+                       static_cast<int64_t>(tasks[i + 2])});
+  }
   s.iter_p50_ms = bench::Percentile(all, 0.5) * 1e3;
   s.iter_p99_ms = bench::Percentile(all, 0.99) * 1e3;
   s.bytes = bytes[0];
@@ -289,7 +304,7 @@ bool Summarize(Session& session, const Workload& model, const TrainingApp& app,
   s.samples_per_s = s.iter_p50_ms > 0
                         ? 1e3 * FLAGS_batch * s.workers * app.units_per_sample() / s.iter_p50_ms
                         : 0;
-  std::printf("%s%s\n", s.Text(FLAGS_target_acc).c_str(), s.Json().c_str());
+  std::printf("%s%s\n", s.Text().c_str(), s.Json().c_str());
   if (!FLAGS_json.empty()) std::ofstream(FLAGS_json) << s.Json() << "\n";
   if (s.accuracy >= FLAGS_min_acc) return true;
   std::fprintf(stderr, "%s: accuracy %.4f is below --min-acc=%.4f\n", app.program, s.accuracy,

@@ -1,19 +1,24 @@
 #!/usr/bin/python3
 """pacer-report: a picture of a run from its metrics log (--metrics).
 
-Usage: pacer-report METRICS.jsonl -o report.png
+Usage: pacer-report METRICS.jsonl [--against=REFERENCE.jsonl] [-o report.png] [--json=FIGURES.json]
 
-Draws each worker's compute and iteration times over the run (a straggler stands out in the
-first: under BSP every worker's iteration takes as long as the slowest's), marks every detection
-where it happened (one line style per kind; clears faint) and STRET's relays as bands over the
-iteration times, draws each worker's slow phases as measured beside those predicted (the
-detector's predicted flags) and those it ran shrunk (SMS's smaller batches), and prints a
-per-worker summary table, also drawn under the plots, and the phases. Uses Debian's
-python3-matplotlib.
+States the run's result first: its iteration time (p50, p99), throughput and the time of its
+iterations, and with --against the same of a reference run (the same job under another rule, such
+as BSP, measured in the same sitting), how much the run saved, and both against the no-straggler
+iteration (estimated from the reference: the other workers' compute plus the slowed worker's
+wait). The top panel draws the iteration time of each iteration for both runs, with the nodes slowed
+on purpose (the job's --inject) named; a panel draws each worker's tasks per iteration (where the
+job ran tasks), so a policy's transfer from a straggler shows. Below: each worker's compute and
+iteration times over the run with every detection marked where it happened (one line style per
+kind; clears faint) and STRET's relays as bands, each worker's slow phases as measured beside those
+predicted and those it ran shrunk (SMS), and a per-worker table, also printed. --json writes the
+stated figures. Uses Debian's python3-matplotlib.
 """
 import argparse
 import collections
 import json
+import re
 import statistics
 import sys
 
@@ -24,7 +29,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 def load(path):
-    iters, decisions = collections.defaultdict(list), []
+    """The worker iterations by worker index, the decisions and the job's record ({} if none)."""
+    iters, decisions, job = collections.defaultdict(list), [], {}
     with open(path) as f:
         for number, line in enumerate(f, 1):
             try:
@@ -35,11 +41,13 @@ def load(path):
                 iters[record["index"]].append(record)
             elif record.get("type") == "decision":
                 decisions.append(record)
+            elif record.get("type") == "job":
+                job = record
     if not iters:
         sys.exit(f"{path}: no iteration records")
     for records in iters.values():
         records.sort(key=lambda r: r["iter"])
-    return iters, decisions
+    return iters, decisions, job
 
 
 def iteration_times(records):
@@ -64,8 +72,9 @@ def relay_spans(decisions, end_s):
     return spans
 
 
-# A worker's iteration is slow, as measured, when its compute per sample is this many times the
-# median worker's; a phase is a run of at least PHASE_ITERATIONS of them (a lone stall is not).
+# A worker's iteration is slow, as measured, when its compute per sample (per task, with tasks) is
+# this many times the median worker's; a phase is a run of at least PHASE_ITERATIONS of them (a
+# lone stall is not).
 SLOW_RATIO, PHASE_ITERATIONS = 1.5, 3
 
 
@@ -85,11 +94,14 @@ def phases(iters, decisions):
     """By worker: its slow phases as measured, as the detector predicted them (a prediction at
     boundary i is for iteration i + 1, until the clear) and as it ran shrunk (a batch below its
     largest), each a list of (first, last) iterations."""
-    per_sample = collections.defaultdict(dict)  # iteration -> worker -> compute ms per sample
+    # iteration -> worker -> compute ms per unit of work: per task where the job ran tasks (equal
+    # micro-batches, however many a worker computed), else per sample.
+    per_sample = collections.defaultdict(dict)
     for index, records in iters.items():
         for r in records:
-            if r["batch"] > 0:
-                per_sample[r["iter"]][index] = r["t_comp_ms"] / r["batch"]
+            work = r.get("tasks", 0) or r["batch"]
+            if work > 0:
+                per_sample[r["iter"]][index] = r["t_comp_ms"] / work
     slow = collections.defaultdict(set)
     for i, workers in per_sample.items():
         if len(workers) < 2:
@@ -133,17 +145,120 @@ def summary(iters, decisions):
             "flags", "kinds", "relayed through"], rows
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("metrics")
-    parser.add_argument("-o", "--output", default="report.png")
-    args = parser.parse_args()
-    iters, decisions = load(args.metrics)
-    header, rows = summary(iters, decisions)
+INJECT = re.compile(r"^(worker|server|link):([^:@]+):(\w+)=([^@]+)(?:@(.*))?$")
 
+
+def injected(job):
+    """(worker indices slowed on purpose, a line per --inject spec in words)."""
+    workers, lines = set(), []
+    for spec in job.get("inject", []):
+        m = INJECT.match(spec)
+        if not m:
+            lines.append(spec)
+            continue
+        target, nodes, effect, value, schedule = m.groups()
+        if target == "worker" and nodes.isdigit():
+            workers.add(int(nodes))
+        lines.append(f"{target} {nodes}: {effect} {value} " +
+                     (f"({schedule})" if schedule else "from the start"))
+    return workers, lines
+
+
+def figures(iters, iterations=None):
+    """A run's stated figures. Iteration times are the times between a worker's consecutive
+    starts, pooled over the workers (p50, p99); the mean gives the time of `iterations`
+    iterations (the run's own count by default: for a shorter reference, extrapolated)."""
+    times = [ms for records in iters.values() for _, ms in iteration_times(records)]
+    count = 1 + max(r["iter"] for records in iters.values() for r in records)
+    samples = sum(r["batch"] for records in iters.values() for r in records) / count
+    mean_ms = statistics.fmean(times)
+    return {"iterations": count, "iter_p50_ms": statistics.median(times),
+            "iter_p99_ms": percentile(times, 0.99), "iter_mean_ms": mean_ms,
+            "samples_per_s": samples / (mean_ms / 1e3),
+            "time_s": mean_ms * (iterations or count) / 1e3}
+
+
+def percentile(values, q):
+    """The nearest-rank percentile, as the apps' summaries compute it."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def no_straggler_ms(iters, slowed):
+    """The iteration time had nobody been slowed, from a run that kept its workers in step (BSP):
+    the other workers' compute (median) plus the slowed workers' wait (median), which is the
+    communication left once the last gradient is in."""
+    others = [r["t_comp_ms"] for i, records in iters.items() if i not in slowed for r in records]
+    waits = [r["t_wait_ms"] for i, records in iters.items() if i in slowed for r in records]
+    if not others or not waits:
+        return None
+    return statistics.median(others) + statistics.median(waits)
+
+
+def statement(name, run, reference_name=None, reference=None, t0_ms=None):
+    """The result in words: the line at the top of the picture."""
+    def ratio(ms):
+        return f", {ms / t0_ms:.1f}x the no-straggler iteration" if t0_ms else ""
+    text = f"{name}: iteration p50 {run['iter_p50_ms']:.0f} ms{ratio(run['iter_p50_ms'])}"
+    if reference is None:
+        return text + f"; {run['samples_per_s']:.0f} samples/s"
+    saved = reference["time_s"] - run["time_s"]
+    return (f"{text}; {reference_name}: {reference['iter_p50_ms']:.0f} ms"
+            f"{ratio(reference['iter_p50_ms']).replace(' the no-straggler iteration', '')}\n"
+            f"{run['iterations']} iterations in {run['time_s']:.1f} s, {reference_name} "
+            f"{reference['time_s']:.1f} s (extrapolated): {saved:.1f} s ({saved / reference['time_s']:.0%})"
+            f" saved; {run['samples_per_s']:.0f} samples/s against {reference['samples_per_s']:.0f}")
+
+
+def per_iteration(iters):
+    """(iteration, median over the workers of its time in ms) of each iteration."""
+    by_iteration = collections.defaultdict(list)
+    for records in iters.values():
+        for a, b in zip(records, records[1:]):
+            by_iteration[a["iter"]].append((b["t_start_s"] - a["t_start_s"]) * 1e3)
+    return sorted((i, statistics.median(v)) for i, v in by_iteration.items())
+
+
+def draw_story(axis, runs, slowed_lines, t0_ms):
+    """Iteration time per iteration of each run (name, iters), the slowdowns named."""
+    last = max(i for i, _ in per_iteration(runs[0][1]))
+    for name, iters in runs:
+        points = per_iteration(iters)
+        line, = axis.plot([i for i, _ in points], [ms for _, ms in points], linewidth=1.2,
+                          label=name)
+        if points[-1][0] < last:  # a shorter reference: its mean over the rest of the run
+            axis.hlines(statistics.fmean(ms for _, ms in points), points[-1][0], last,
+                        color=line.get_color(), linestyle=":", label=f"{name}: mean, extrapolated")
+    if t0_ms:
+        axis.axhline(t0_ms, color="gray", linestyle="--", linewidth=1,
+                     label=f"no-straggler iteration (estimated) {t0_ms:.0f} ms")
+    if slowed_lines:
+        axis.text(0.01, 0.97, "slowed on purpose: " + "; ".join(slowed_lines),
+                  transform=axis.transAxes, va="top", fontsize=9,
+                  bbox={"facecolor": "mistyrose", "alpha": 0.8, "edgecolor": "none"})
+    axis.set_ylabel("iteration time (ms)")
+    axis.set_xlabel("iteration")
+    axis.grid(alpha=0.3)
+    axis.legend(fontsize=8, loc="upper right")
+
+
+def draw_tasks(axis, iters, colors):
+    """Each worker's tasks per iteration: a policy moving a straggler's tasks shows here."""
+    for index, records in sorted(iters.items()):
+        axis.plot([r["iter"] for r in records], [r.get("tasks", 0) for r in records],
+                  linewidth=1, color=colors[index], label=f"worker {index}")
+    axis.set_ylabel("tasks computed")
+    axis.set_xlabel("iteration")
+    axis.grid(alpha=0.3)
+    axis.legend(fontsize=8, loc="upper right", ncol=4)
+
+
+def draw_workers(axes, iters, decisions, title):
+    """The detailed panels: each worker's compute and iteration times with the detections and
+    relays, the slow phases, and the table. Returns the workers' colors."""
+    compute, iteration, phase_axis, table = axes
+    header, rows = summary(iters, decisions)
     worker_phases = phases(iters, decisions)
-    figure, (compute, iteration, phase_axis, table) = plt.subplots(
-        4, 1, figsize=(11, 12), sharex=False, gridspec_kw={"height_ratios": [3, 3, 1.6, 1.4]})
     colors = {}
     for index, records in sorted(iters.items()):
         line, = compute.plot([r["t_start_s"] for r in records], [r["t_comp_ms"] for r in records],
@@ -185,7 +300,7 @@ def main():
     phase_axis.set_xlabel("iteration")
     phase_axis.grid(alpha=0.3)
     compute.set_ylabel("compute time (ms)")
-    compute.set_title(f"{args.metrics}: per-worker times; vertical lines: detections")
+    compute.set_title(f"{title}: per-worker times; vertical lines: detections")
     iteration.set_ylabel("iteration time (ms)")
     iteration.set_xlabel("time since start (s)")
     for axis in (compute, iteration):
@@ -195,18 +310,67 @@ def main():
     drawn = table.table(cellText=rows, colLabels=header, loc="center")
     drawn.auto_set_font_size(False)
     drawn.set_fontsize(8)
-    figure.tight_layout()
+    return colors
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("metrics")
+    parser.add_argument("--against", help="a reference run's metrics log, to compare with")
+    parser.add_argument("-o", "--output", default="report.png")
+    parser.add_argument("--json", help="write the stated figures here")
+    args = parser.parse_args()
+    iters, decisions, job = load(args.metrics)
+    slowed, slowed_lines = injected(job)
+    name = job.get("sync", args.metrics)
+    run = figures(iters)
+    runs, reference, reference_name, t0_ms = [(name, iters)], None, None, None
+    if args.against:
+        reference_iters, _, reference_job = load(args.against)
+        reference_name = reference_job.get("sync", args.against)
+        if reference_name == name:
+            reference_name += " (reference)"
+        reference = figures(reference_iters, run["iterations"])
+        t0_ms = no_straggler_ms(reference_iters, slowed | injected(reference_job)[0])
+        runs.append((reference_name, reference_iters))
+    headline = statement(name, run, reference_name, reference, t0_ms)
+
+    panels = ["story"]
+    if any(r.get("tasks", 0) for records in iters.values() for r in records):
+        panels.append("tasks")
+    panels += ["compute", "iteration", "phases", "table"]
+    heights = {"story": 3, "tasks": 2, "compute": 3, "iteration": 3, "phases": 1.6, "table": 1.4}
+    figure, axes = plt.subplots(len(panels), 1, figsize=(11, 1.2 * sum(heights[p] for p in panels)),
+                                gridspec_kw={"height_ratios": [heights[p] for p in panels]})
+    axis = dict(zip(panels, axes))
+    colors = draw_workers([axis[p] for p in ("compute", "iteration", "phases", "table")], iters,
+                          decisions, args.metrics)
+    draw_story(axis["story"], runs, slowed_lines, t0_ms)
+    if "tasks" in axis:
+        draw_tasks(axis["tasks"], iters, colors)
+    figure.suptitle(headline, fontsize=11, fontweight="bold")
+    figure.tight_layout(rect=(0, 0, 1, 0.97))
     figure.savefig(args.output, dpi=100)
 
+    print(headline)
+    for line in slowed_lines:
+        print(f"slowed on purpose: {line}")
+    header, rows = summary(iters, decisions)
     widths = [max(len(str(c)) for c in column) for column in zip(header, *rows)]
     for row in [header] + rows:
         print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
     names = {"slow": "slow (measured)", "predicted": "slow (predicted)", "shrunk": "shrunk"}
-    for index, kinds in worker_phases.items():
-        for kind, name in names.items():
+    for index, kinds in phases(iters, decisions).items():
+        for kind, phase_name in names.items():
             if kinds[kind]:
-                print(f"worker {index} {name}: " +
+                print(f"worker {index} {phase_name}: " +
                       ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in kinds[kind]))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"headline": headline, "slowed": sorted(slowed), "run": dict(run, name=name),
+                       "reference": reference and dict(reference, name=reference_name),
+                       "no_straggler_ms": t0_ms,
+                       "saved_s": reference and reference["time_s"] - run["time_s"]}, f, indent=1)
     print(f"wrote {args.output}")
 
 

@@ -18,6 +18,16 @@ std::string Format(const char* format, ...) {
   return line;
 }
 
+// Specs and modes are flag values: only quotes and backslashes need escaping.
+std::string JsonEscaped(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 }  // namespace
 
 MetricsLog::MetricsLog(const std::string& path) {
@@ -33,6 +43,17 @@ void MetricsLog::Write(const std::string& line, bool flush) {
   if (flush) out_.flush();
 }
 
+void MetricsLog::Job(const Config& config, int workers, int servers) {
+  if (!enabled()) return;
+  std::string injected;
+  for (const std::string& spec : config.inject) {
+    injected += (injected.empty() ? "\"" : ",\"") + JsonEscaped(spec) + "\"";
+  }
+  Write(Format("{\"type\":\"job\",\"workers\":%d,\"servers\":%d,\"sync\":\"%s\",\"inject\":[%s]}\n",
+               workers, servers, JsonEscaped(config.sync).c_str(), injected.c_str()),
+        true);
+}
+
 void MetricsLog::OnIteration(int index, int rank, const IterationReport& r) {
   if (!enabled()) return;
   int64_t latest = latest_clock_.load(std::memory_order_relaxed);
@@ -41,12 +62,15 @@ void MetricsLog::OnIteration(int index, int rank, const IterationReport& r) {
   Write(Format("{\"type\":\"iter\",\"rank\":%d,\"role\":\"worker\",\"index\":%d,\"iter\":%lld,"
                "\"clock\":%lld,\"t_comp_ms\":%.4f,\"t_push_ms\":%.4f,\"t_pull_ms\":%.4f,"
                "\"t_wait_ms\":%.4f,\"bytes_out\":%lld,\"bytes_in\":%lld,\"batch\":%lld,"
-               "\"version\":%lld,\"partner_rank\":%lld,\"t_start_s\":%.6f}\n",
+               "\"version\":%lld,\"partner_rank\":%lld,\"tasks\":%lld,\"tasks_moved\":%lld,"
+               "\"task_share\":%lld,\"t_start_s\":%.6f}\n",
                rank, index, static_cast<long long>(r.iteration), static_cast<long long>(r.clock),
                r.compute_s * 1e3, r.push_s * 1e3, r.pull_s * 1e3, r.wait_s * 1e3,
                static_cast<long long>(r.bytes_out), static_cast<long long>(r.bytes_in),
                static_cast<long long>(r.batch_size), static_cast<long long>(r.version),
-               static_cast<long long>(r.partner), r.start_s),
+               static_cast<long long>(r.partner), static_cast<long long>(r.tasks),
+               static_cast<long long>(r.tasks_transferred), static_cast<long long>(r.task_share),
+               r.start_s),
         false);
 }
 

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include "pacer/config.h"
 #include "pacer/migration_control.h"
 #include "ps/messages/telemetry.h"
 #include "scheduler/telemetry_intake.h"
@@ -25,6 +26,10 @@ class MetricsLog : public TelemetryObserver {
   explicit MetricsLog(const std::string& path);
 
   bool enabled() const { return enabled_; }
+
+  // The job's first line: its size, synchronization rule and injected faults (--inject, as given),
+  // so a reader knows which nodes were slowed on purpose.
+  void Job(const Config& config, int workers, int servers);
 
   // A line per report.
   void OnIteration(int index, int rank, const IterationReport& r) override;

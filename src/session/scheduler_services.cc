@@ -9,6 +9,7 @@ SchedulerServices::SchedulerServices(Node& node)
       watch_(node, metrics_),
       allowed_batches_(node),
       task_authority_(node) {
+  metrics_.Job(node.config(), node.roles().num_workers(), node.roles().num_servers());
   std::vector<TelemetryObserver*> observers = {&metrics_, &watch_};
   if (MigrationOrders::Wanted(node)) {
     migration_orders_ = std::make_unique<MigrationOrders>(node, metrics_);

@@ -4,8 +4,8 @@
 Usage: check_metrics.py MPIRUN TRAIN_EXAMPLE PACER_REPORT
 
 Checks, from the JSON lines the scheduler wrote:
-- every record (worker iterations, server reports, decisions) has exactly the documented
-  fields, of the right types;
+- every record (the job, worker iterations, server reports, decisions) has exactly the
+  documented fields, of the right types, and the job's record comes first, naming the injection;
 - every worker has one iteration record per iteration;
 - the injected worker's compute time is 3x the others' (median, within 10%) while slowed;
 - the detector flags it as a compute straggler within 2 iterations of the slowdown, and flags
@@ -23,7 +23,9 @@ import tempfile
 ITER_FIELDS = {"type": str, "rank": int, "role": str, "index": int, "iter": int, "clock": int,
                "t_comp_ms": float, "t_push_ms": float, "t_pull_ms": float, "t_wait_ms": float,
                "bytes_out": int, "bytes_in": int, "batch": int, "version": int,
-               "partner_rank": int, "t_start_s": float}
+               "partner_rank": int, "tasks": int, "tasks_moved": int, "task_share": int,
+               "t_start_s": float}
+JOB_FIELDS = {"type": str, "workers": int, "servers": int, "sync": str, "inject": list}
 SERVER_FIELDS = {"type": str, "rank": int, "index": int, "t_s": float, "service_us_per_mb": float,
                  "queue": int, "bytes_in": int, "bytes_out": int, "keys": int}
 DECISION_FIELDS = {"type": str, "iter": int, "t_s": float, "policy": str, "target_rank": int,
@@ -71,6 +73,11 @@ def main():
         if [line.split(":")[0] for line in phases] != [f"worker {SLOW_WORKER} slow (measured)"]:
             sys.exit(f"the report's measured slow phases are {phases}: expected worker "
                      f"{SLOW_WORKER}'s alone")
+    check_fields(records[0], JOB_FIELDS)
+    inject = f"worker:{SLOW_WORKER}:compute=3x@period=1000:{1000 - SLOW_FROM}"
+    if records[0] != {"type": "job", "workers": 3, "servers": 2, "sync": "bsp",
+                      "inject": [inject]}:
+        sys.exit(f"the job's record is {records[0]}")
     iters = [r for r in records if r["type"] == "iter"]
     decisions = [r for r in records if r["type"] == "decision"]
     for r in iters:
@@ -82,7 +89,7 @@ def main():
         check_fields(r, SERVER_FIELDS)
     if not any(r["bytes_in"] > 0 and r["keys"] >= 1 for r in servers):
         sys.exit(f"no server reported serving anything: {servers[:4]}")
-    if len(iters) + len(decisions) + len(servers) != len(records):
+    if 1 + len(iters) + len(decisions) + len(servers) != len(records):
         sys.exit("records of an unknown type")
     for worker in range(3):
         seen = sorted(r["iter"] for r in iters if r["index"] == worker)
