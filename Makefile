@@ -18,13 +18,13 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The story in three steps: the reference (BSP with worker 0 slowed 3x, 60 iterations), the same job
+# The story in three steps: the reference (BSP with worker 0 slowed 3x, 40 iterations), the same job
 # under EPSP for an epoch, and the picture comparing them (build/demo-report.png).
 DEMO_JOB := OMP_NUM_THREADS=1 $(MPIRUN) -np 6 $(BUILD)/bin/pacer-resnet --servers 1 --scenario=S1 \
   --tasks=4
 demo: build
-	@echo "demo: 1/3: the reference, BSP with worker 0 slowed 3x (--scenario=S1), 60 iterations"
-	$(DEMO_JOB) --policy=bsp --max_iters=60 --eval_images=500 \
+	@echo "demo: 1/3: the reference, BSP with worker 0 slowed 3x (--scenario=S1), 40 iterations"
+	$(DEMO_JOB) --policy=bsp --max_iters=40 --eval_images=500 \
 	  --metrics=$(BUILD)/demo-bsp-metrics.jsonl
 	@echo "demo: 2/3: the same job under EPSP (Falcon), which moves the slow worker's tasks, one epoch"
 	$(DEMO_JOB) --policy=epsp:0 --epochs=1 --metrics=$(BUILD)/demo-metrics.jsonl \

@@ -72,8 +72,8 @@ def relay_spans(decisions, end_s):
     return spans
 
 
-# A worker's iteration is slow, as measured, when its compute per sample (per task, with tasks) is
-# this many times the median worker's; a phase is a run of at least PHASE_ITERATIONS of them (a
+# A worker's iteration is slow, as measured, when its compute per sample (with tasks, per sample of
+# the micro-batches it computed) is this many times the median worker's; a phase is a run of at least PHASE_ITERATIONS of them (a
 # lone stall is not).
 SLOW_RATIO, PHASE_ITERATIONS = 1.5, 3
 
@@ -94,14 +94,20 @@ def phases(iters, decisions):
     """By worker: its slow phases as measured, as the detector predicted them (a prediction at
     boundary i is for iteration i + 1, until the clear) and as it ran shrunk (a batch below its
     largest), each a list of (first, last) iterations."""
-    # iteration -> worker -> compute ms per unit of work: per task where the job ran tasks (equal
-    # micro-batches, however many a worker computed), else per sample.
+    # iteration -> worker -> compute ms per sample. With tasks, a worker computed `tasks`
+    # micro-batches of its batch over the tasks per worker (the iteration's tasks over the workers:
+    # each is computed once), whoever's they were.
+    tasks_per_worker = collections.defaultdict(list)
+    for records in iters.values():
+        for r in records:
+            tasks_per_worker[r["iter"]].append(r.get("tasks", 0))
     per_sample = collections.defaultdict(dict)
     for index, records in iters.items():
         for r in records:
-            work = r.get("tasks", 0) or r["batch"]
-            if work > 0:
-                per_sample[r["iter"]][index] = r["t_comp_ms"] / work
+            share = statistics.fmean(tasks_per_worker[r["iter"]])
+            samples = r["batch"] * r["tasks"] / share if r.get("tasks", 0) else r["batch"]
+            if samples > 0:
+                per_sample[r["iter"]][index] = r["t_comp_ms"] / samples
     slow = collections.defaultdict(set)
     for i, workers in per_sample.items():
         if len(workers) < 2:

@@ -45,13 +45,14 @@ void MetricsLog::Write(const std::string& line, bool flush) {
 
 void MetricsLog::Job(const Config& config, int workers, int servers) {
   if (!enabled()) return;
-  std::string injected;
-  for (const std::string& spec : config.inject) {
-    injected += (injected.empty() ? "\"" : ",\"") + JsonEscaped(spec) + "\"";
+  // Not through Format: the specs have no bound on their length.
+  std::string line =
+      Format("{\"type\":\"job\",\"workers\":%d,\"servers\":%d,\"sync\":\"", workers, servers) +
+      JsonEscaped(config.sync) + "\",\"inject\":[";
+  for (size_t i = 0; i < config.inject.size(); ++i) {
+    line += (i == 0 ? "\"" : ",\"") + JsonEscaped(config.inject[i]) + "\"";
   }
-  Write(Format("{\"type\":\"job\",\"workers\":%d,\"servers\":%d,\"sync\":\"%s\",\"inject\":[%s]}\n",
-               workers, servers, JsonEscaped(config.sync).c_str(), injected.c_str()),
-        true);
+  Write(line + "]}\n", true);
 }
 
 void MetricsLog::OnIteration(int index, int rank, const IterationReport& r) {

@@ -11,7 +11,7 @@ the mean iteration time), the time of the run's iterations (the reference's extr
 run's count), the time saved, and the no-straggler iteration (the other workers' median compute
 plus the slowed worker's median wait, in the reference); then checks the report's --json, its
 headline's rounded figures, its PNG, and that it measures worker 0 slow over the whole run (compute
-per task, as the job ran tasks).
+per sample of the micro-batches it computed, as the job ran tasks).
 """
 import json
 import os
@@ -94,7 +94,7 @@ def main():
     if "slowed on purpose: worker 0: compute 3x from the start" not in drawn.stdout:
         sys.exit("the report does not say worker 0 was slowed 3x from the start")
     if f"worker 0 slow (measured): 0-{want_run['iterations'] - 1}" not in drawn.stdout:
-        sys.exit("the report does not measure worker 0 slow (per task) over the whole run")
+        sys.exit("the report does not measure worker 0 slow (per sample of its tasks) over the whole run")
     print(f"the report's figures match the logs: {headline}")
 
 
