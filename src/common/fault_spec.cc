@@ -5,6 +5,9 @@
 #include <stdexcept>
 #include <utility>
 
+#include "common/split.h"
+#include "pacer/error.h"
+
 namespace pacer {
 namespace {
 
@@ -111,7 +114,38 @@ double ParseRate(const std::string& text) {
   return rate;
 }
 
+namespace {
+
+FaultSpec TraceSpec(const std::string& text) {
+  const std::vector<std::string> parts = Split(text.substr(text.find(':') + 1), ':');
+  if (parts.empty()) Bad(text, "expected trace:PATH[:from=N][:scale=F]");
+  FaultSpec f;
+  try {
+    f.trace = std::make_shared<const ComputeTrace>(ComputeTrace::Load(parts[0]));
+  } catch (const Error& e) {
+    Bad(text, e.what());
+  }
+  for (size_t i = 1; i < parts.size(); ++i) {
+    if (parts[i].rfind("from=", 0) == 0) {
+      f.trace_from = Count(text, parts[i].substr(5));
+    } else if (parts[i].rfind("scale=", 0) == 0) {
+      const std::string scale = parts[i].substr(6);
+      char* end = nullptr;
+      f.trace_scale = std::strtod(scale.c_str(), &end);
+      if (scale.empty() || *end != '\0' || !(f.trace_scale > 0)) {
+        Bad(text, "'" + scale + "' is not a positive scale");
+      }
+    } else {
+      Bad(text, "'" + parts[i] + "' is not a trace option: from=N or scale=F");
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
 FaultSpec FaultSpec::Parse(const std::string& text) {
+  if (text.rfind("trace:", 0) == 0) return TraceSpec(text);
   FaultSpec f;
   const size_t at = text.find('@');
   const std::string body = text.substr(0, at);
@@ -204,7 +238,7 @@ double ActiveMultiplier(const std::vector<FaultSpec>& faults, FaultSpec::Target 
   double multiplier = 1;
   for (const FaultSpec& f : faults) {
     if (f.effect == effect && f.Names(role, index) && f.ActiveAt(iteration, time_s, index, seed)) {
-      multiplier *= f.value;
+      multiplier *= f.MultiplierAt(index, iteration);
     }
   }
   return multiplier;
@@ -236,6 +270,12 @@ bool FaultSpec::ActiveAt(int64_t iteration, double time_s, int node, uint64_t se
       return time_s >= window_start_s && time_s < window_start_s + window_length_s;
   }
   return false;
+}
+
+double FaultSpec::MultiplierAt(int index, int64_t iteration) const {
+  if (!trace) return value;
+  const int64_t at = trace_from + iteration;
+  return trace_scale * trace->TimeAt(index % trace->workers(), at) / trace->FastestAt(at);
 }
 
 }  // namespace pacer
