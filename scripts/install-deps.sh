@@ -15,6 +15,7 @@ packages=(
   libtorch-dev libopenblas0-openmp  # the ResNet and BERT apps (OpenBLAS: 20x faster products)
   fortunes                          # BERT's English text
   slurm-wlm munge                   # the batch-submission test
+  iproute2                          # several hosts as network namespaces (scripts/pacer_hosts.py)
   clang-14 libclang-rt-14-dev       # libFuzzer (make fuzz)
 )
 

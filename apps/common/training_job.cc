@@ -364,22 +364,22 @@ int RunTrainingApp(int argc, char** argv, const TrainingApp& app) {
     }
   }
   CheckCheckpointMode(config);
-  // Ranks are the scheduler, the servers, then the workers. The servers' schedule needs the run's
-  // length, which the data set sets: the workers load it first, and worker 0 tells every rank.
+  // The servers' schedule needs the run's length, which the data set sets. Which ranks work is
+  // known once the Session has placed the servers, so the scheduler (rank 0) reads the data set's
+  // size and tells every rank.
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const int first_worker = 1 + config.servers;
-  if (size <= first_worker) {
+  const int num_workers = size - 1 - config.servers;
+  if (num_workers < 1) {
     throw std::invalid_argument(std::to_string(size) + " ranks leave no worker after the " +
                                 "scheduler and " + std::to_string(config.servers) + " servers");
   }
-  CheckShrinkFlags(size - first_worker, FLAGS_batch, FLAGS_tasks > 0);
-  std::unique_ptr<Workload> model;
-  if (rank >= first_worker) model = app.make(rank == first_worker, FLAGS_synthetic);
-  int64_t planned = rank == first_worker && !FLAGS_synthetic
-                        ? MakePlan(model->train_size(), size - first_worker).planned
-                        : 0;
-  MPI_Bcast(&planned, 1, MPI_INT64_T, first_worker, MPI_COMM_WORLD);
+  CheckShrinkFlags(num_workers, FLAGS_batch, FLAGS_tasks > 0);
+  int64_t planned = 0;
+  if (rank == 0 && !FLAGS_synthetic) {
+    planned = MakePlan(app.make(false, false)->train_size(), num_workers).planned;
+  }
+  MPI_Bcast(&planned, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
   // An --optimizer with its own lr_steps overrides the app's default schedule, not a given one.
   const bool own_steps = config.optimizer.find("lr_steps") != std::string::npos;
   if (own_steps && !gflags::GetCommandLineFlagInfoOrDie("lr_decay_at").is_default) {
@@ -391,6 +391,8 @@ int RunTrainingApp(int argc, char** argv, const TrainingApp& app) {
                         std::string("lr_steps=") + LearningRateSteps(planned);
   }
   Session session(config);
+  std::unique_ptr<Workload> model;
+  if (session.is_worker()) model = app.make(session.role_index() == 0, FLAGS_synthetic);
   return bench::RunRoles(session, [&](MPI_Comm workers) {
     const WorkerLog log =
         FLAGS_synthetic ? TrainSynthetic(session, *model, app) : Train(session, *model, app);

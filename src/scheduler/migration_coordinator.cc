@@ -55,7 +55,7 @@ MigrationControl::Move MigrationCoordinator::MoveRange(int range, int to) {
   order.meta.set_target(to);
   order.meta.set_routing(next.Encode());
   const auto start = std::chrono::steady_clock::now();
-  node_.transport().Send(Roles::ServerRank(from), order, nullptr);
+  node_.transport().Send(node_.roles().ServerRank(from), order, nullptr);
   const proto::Meta answer =
       channel_.Wait(StrCat("moving range ", range, " from server ", from, " to server ", to))[0];
   if (!answer.error().empty()) throw Error(answer.error());

@@ -76,7 +76,7 @@ std::set<int> StragglerWatch::FlaggedWorkers(
 
 void StragglerWatch::Decide(int64_t iteration, const straggler::Detection& d, const char* action) {
   const bool server = d.kind == straggler::Detection::Kind::kServer;
-  const int rank = server ? Roles::ServerRank(d.index) : node_.roles().WorkerRank(d.index);
+  const int rank = server ? node_.roles().ServerRank(d.index) : node_.roles().WorkerRank(d.index);
   // Predictions come and go with every iteration's noise: the log keeps measured stragglers (the
   // metrics log keeps every decision).
   LOG_IF(INFO, d.kind != straggler::Detection::Kind::kPredicted || VLOG_IS_ON(1))

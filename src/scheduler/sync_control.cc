@@ -49,7 +49,7 @@ class ModeSwitchCoordinator {
       Message msg = channel_.Request(command, node_.rank(), app_id_, request_id);
       msg.meta.set_sync_mode(mode);
       msg.meta.set_clock(clock);
-      node_.transport().Send(Roles::ServerRank(s), msg, nullptr);
+      node_.transport().Send(node_.roles().ServerRank(s), msg, nullptr);
     }
     ResponseStamp answer;
     for (const proto::Meta& meta :

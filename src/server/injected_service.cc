@@ -17,7 +17,9 @@ double ThreadCpuSeconds() {
 }
 
 InjectedService::InjectedService(Node& node)
-    : node_(node), index_(node.rank() - 1), any_fault_(!node.settings().faults.empty()) {
+    : node_(node),
+      index_(node.roles().IndexOf(node.rank())),
+      any_fault_(!node.settings().faults.empty()) {
   for (const FaultSpec& f : node.settings().faults) {
     if (f.effect == FaultSpec::Effect::kRate && f.Names(FaultSpec::Target::kServer, index_)) {
       emulates_rate_ = true;

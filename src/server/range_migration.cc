@@ -39,7 +39,7 @@ RangeMigration::RangeMigration(Node& node, int app_id, Shards shards,
 
 void RangeMigration::OnMigrate(const Message& msg) {
   const proto::Meta& order = msg.meta;
-  const int me = node_.rank() - 1, servers = node_.roles().num_servers();
+  const int me = node_.roles().IndexOf(node_.rank()), servers = node_.roles().num_servers();
   const int range = order.range(), target = order.target();
   std::shared_ptr<const Router> next;
   try {
@@ -119,7 +119,7 @@ void RangeMigration::SendState(const Outgoing& out) {
   const proto::Meta order = out.order;
   Node* node = &node_;
   node_.transport().Send(
-      Roles::ServerRank(out.order.target()), msg, [node, order](const std::string& error) {
+      node_.roles().ServerRank(out.order.target()), msg, [node, order](const std::string& error) {
         if (!error.empty()) {
           node->cluster().Reject(order, "sending the range's state failed: " + error);
         }
@@ -132,7 +132,7 @@ void RangeMigration::OnState(const Message& msg) {
   in->order = meta;
   in->order.set_sender(0);  // answers go to the scheduler, which ordered the move
   in->order.set_command(proto::MIGRATE);
-  const int me = node_.rank() - 1, range = meta.range();
+  const int me = node_.roles().IndexOf(node_.rank()), range = meta.range();
   const Key* keys = msg.keys.as<Key>();
   const size_t n = msg.num_keys();
   const int32_t* lens = msg.lens.as<int32_t>();

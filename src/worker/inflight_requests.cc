@@ -244,7 +244,7 @@ void RoutedClient::InflightRequests::SendParts(int ts, Cut messages) {
       state->PartDone(ts, send_error);
       if (!send_error.empty()) state->PartDone(ts, send_error);  // no response will come
     };
-    node.transport().Send(Roles::ServerRank(server), msg, std::move(on_sent));
+    node.transport().Send(node.roles().ServerRank(server), msg, std::move(on_sent));
   }
 }
 

@@ -80,7 +80,7 @@ void LinkProbe::Probe(const proto::Meta& order) {
   Message reply = ReplyTo(order, node_.rank());
   const bool servers = order.probe_servers();
   for (int i = 0; i < (servers ? roles.num_servers() : roles.num_workers()); ++i) {
-    const int peer = servers ? Roles::ServerRank(i) : roles.WorkerRank(i);
+    const int peer = servers ? roles.ServerRank(i) : roles.WorkerRank(i);
     double bandwidth = 0;
     if (peer != node_.rank()) {
       Message probe = channel_.Request(proto::PROBE_ECHO, node_.rank(), 0, channel_.Begin(1));

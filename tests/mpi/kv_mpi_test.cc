@@ -1,12 +1,15 @@
 // Push/pull between processes over the transport given on the command line.
 #include <gtest/gtest.h>
+#include <mpi.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "../common/scenarios.h"
@@ -29,19 +32,52 @@ bool ServedAsServer(Session& session) {
   return true;
 }
 
-TEST(KVMpiTest, SessionRolesFollowRanks) {
-  Session session(MpiTestConfig());
-  EXPECT_EQ(session.transport_name(), MpiTestConfig().transport);
-  const int servers = MpiTestConfig().servers;
-  EXPECT_EQ(session.num_servers(), servers);
-  if (session.rank() == 0) {
+// The servers are ranks 1..S packed; spread, they are the first S ranks past the scheduler taken
+// by their place among their host's ranks, then by the order of the hosts' lowest ranks (one per
+// host in turn). Each role's indices follow rank order.
+TEST(KVMpiTest, SessionRolesFollowPlacement) {
+  const Config& config = MpiTestConfig();
+  Session session(config);
+  EXPECT_EQ(session.transport_name(), config.transport);
+  EXPECT_EQ(session.num_servers(), config.servers);
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(name, &length);
+  std::vector<char> names(static_cast<size_t>(size) * MPI_MAX_PROCESSOR_NAME);
+  MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(), MPI_MAX_PROCESSOR_NAME,
+                MPI_CHAR, MPI_COMM_WORLD);
+  // (place among its host's ranks, host's order, rank) for ranks 1..size-1.
+  std::vector<std::string> host_order;
+  std::vector<std::tuple<int, int, int>> keys;
+  std::vector<int> seen_on;
+  for (int r = 1; r < size; ++r) {
+    const std::string host(&names[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
+    auto it = std::find(host_order.begin(), host_order.end(), host);
+    const int h = static_cast<int>(it - host_order.begin());
+    if (it == host_order.end()) {
+      host_order.push_back(host);
+      seen_on.push_back(0);
+    }
+    keys.emplace_back(config.server_placement == "pack" ? 0 : seen_on[h]++,
+                      config.server_placement == "pack" ? 0 : h, r);
+  }
+  std::sort(keys.begin(), keys.end());
+  std::vector<int> servers;
+  for (int i = 0; i < config.servers; ++i) servers.push_back(std::get<2>(keys[i]));
+  std::sort(servers.begin(), servers.end());
+  const int rank = session.rank();
+  const auto at = std::find(servers.begin(), servers.end(), rank);
+  if (rank == 0) {
     EXPECT_TRUE(session.is_scheduler());
-  } else if (session.rank() <= servers) {
-    EXPECT_TRUE(session.is_server());
-    EXPECT_EQ(session.role_index(), session.rank() - 1);
+  } else if (at != servers.end()) {
+    EXPECT_TRUE(session.is_server()) << "rank " << rank;
+    EXPECT_EQ(session.role_index(), at - servers.begin());
   } else {
-    EXPECT_TRUE(session.is_worker());
-    EXPECT_EQ(session.role_index(), session.rank() - 1 - servers);
+    EXPECT_TRUE(session.is_worker()) << "rank " << rank;
+    const auto below = std::lower_bound(servers.begin(), servers.end(), rank) - servers.begin();
+    EXPECT_EQ(session.role_index(), rank - 1 - below);
   }
   session.Finalize();
 }

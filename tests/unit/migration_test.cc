@@ -31,7 +31,7 @@ std::string MigrateFromWorker(Session& session, int range) {
   order.meta.set_client_id(client);
   order.meta.set_range(range);
   order.meta.set_target(1);
-  node.transport().Send(Roles::ServerRank(0), order, nullptr);
+  node.transport().Send(node.roles().ServerRank(0), order, nullptr);
   std::string error = answer.get_future().get();
   node.dispatcher().DetachClient(client);
   return error;

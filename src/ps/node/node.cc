@@ -6,6 +6,7 @@
 #include <exception>
 #include <mutex>
 
+#include "common/str_cat.h"
 #include "pacer/error.h"
 #include "pacer/sync_mode.h"
 #include "ps/cluster/host_shares.h"
@@ -13,6 +14,42 @@
 #include "ps/transport/shaped_transport.h"
 
 namespace pacer {
+namespace {
+
+// "1..3" for consecutive ranks, else "1, 3, 5".
+std::string RankList(const std::vector<int>& ranks) {
+  if (ranks.back() - ranks.front() + 1 == static_cast<int>(ranks.size())) {
+    return StrCat(ranks.front(), "..", ranks.back());
+  }
+  std::string list;
+  for (int rank : ranks) list += StrCat(list.empty() ? "" : ", ", rank);
+  return list;
+}
+
+// Where a job spans hosts, which ranks each runs and which of them serve.
+void LogHosts(const std::vector<std::string>& hosts, const Roles& roles) {
+  std::vector<std::string> names;
+  std::vector<std::vector<int>> ranks;
+  for (int rank = 0; rank < static_cast<int>(hosts.size()); ++rank) {
+    const size_t h = std::find(names.begin(), names.end(), hosts[rank]) - names.begin();
+    if (h == names.size()) {
+      names.push_back(hosts[rank]);
+      ranks.emplace_back();
+    }
+    ranks[h].push_back(rank);
+  }
+  if (names.size() < 2) return;
+  std::string line = StrCat(names.size(), " hosts:");
+  for (size_t h = 0; h < names.size(); ++h) {
+    int servers = 0;
+    for (int rank : ranks[h]) servers += roles.RoleOf(rank) == Role::kServer ? 1 : 0;
+    line += StrCat(h == 0 ? " " : "; ", names[h], " ranks ", RankList(ranks[h]), " (", servers,
+                   servers == 1 ? " server)" : " servers)");
+  }
+  LOG(INFO) << line;
+}
+
+}  // namespace
 
 std::unique_ptr<Node> Node::Join(const Config& requested, std::unique_ptr<Bootstrap> bootstrap,
                                  const TransportOpener& open) {
@@ -26,16 +63,19 @@ std::unique_ptr<Node> Node::Join(const Config& requested, std::unique_ptr<Bootst
   std::string problem;
   std::optional<Roles> checked_roles;
   JobSettings settings;
+  const double timeout_s = requested.timeout_s > 0 ? requested.timeout_s : Config().timeout_s;
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  const std::vector<std::string>& hosts = bootstrap->Hosts(timeout);
   try {
-    checked_roles.emplace(bootstrap->size(), requested.servers);
+    checked_roles.emplace(hosts, requested.servers,
+                          Roles::PlacementNamed(requested.server_placement));
     settings = JobSettings::Check(requested, *checked_roles);
   } catch (const Error& e) {
     problem = e.what();
   }
-  const double timeout_s = requested.timeout_s > 0 ? requested.timeout_s : Config().timeout_s;
-  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   AgreeOnConfiguration(*bootstrap, requested, problem, timeout);
   const Roles roles = *checked_roles;
+  if (bootstrap->rank() == 0) LogHosts(hosts, roles);
   Config config = requested;
   const bool fit = ResolveHostShares(*bootstrap, roles, config, timeout);
   std::unique_ptr<Transport> transport = open(*bootstrap, config, roles.RoleOf(bootstrap->rank()));
@@ -43,9 +83,9 @@ std::unique_ptr<Node> Node::Join(const Config& requested, std::unique_ptr<Bootst
       std::any_of(settings.faults.begin(), settings.faults.end(),
                   [](const auto& f) { return f.target == FaultSpec::Target::kLink; });
   if (shaped_links) {
-    transport =
-        std::make_unique<ShapedTransport>(std::move(transport), settings.faults, config.servers,
-                                          static_cast<uint64_t>(config.inject_seed));
+    transport = std::make_unique<ShapedTransport>(std::move(transport), settings.faults,
+                                                  roles.server_ranks(), roles.worker_ranks(),
+                                                  static_cast<uint64_t>(config.inject_seed));
   }
   return std::unique_ptr<Node>(new Node(config, std::move(settings), roles, std::move(bootstrap),
                                         std::move(transport), fit));
@@ -83,9 +123,8 @@ Node::Node(const Config& config, JobSettings settings, const Roles& roles,
   if (rank() == 0 && (!settings_.faults.empty() || !config_.metrics.empty())) {
     // Specs name nodes by role index, metrics by rank too: say how they match.
     LOG(INFO) << "ranks: 0 is the scheduler; servers 0.." << roles.num_servers() - 1
-              << " are ranks 1.." << roles.num_servers() << "; workers 0.."
-              << roles.num_workers() - 1 << " are ranks " << roles.num_servers() + 1 << ".."
-              << roles.size() - 1;
+              << " are ranks " << RankList(roles.server_ranks()) << "; workers 0.."
+              << roles.num_workers() - 1 << " are ranks " << RankList(roles.worker_ranks());
   }
   if (role() == Role::kScheduler) {
     // A worker is the worst straggler: where the rule does not wait for every worker, or the job

@@ -5,10 +5,12 @@
 namespace pacer {
 
 ShapedTransport::ShapedTransport(std::unique_ptr<Transport> inner, std::vector<FaultSpec> faults,
-                                 int servers, uint64_t seed)
+                                 std::vector<int> server_ranks, std::vector<int> worker_ranks,
+                                 uint64_t seed)
     : inner_(std::move(inner)),
       faults_(std::move(faults)),
-      servers_(servers),
+      server_ranks_(std::move(server_ranks)),
+      worker_ranks_(std::move(worker_ranks)),
       seed_(seed),
       link_free_(inner_->size(), Clock::time_point()),
       last_release_(inner_->size(), Clock::time_point()) {
@@ -31,9 +33,11 @@ bool ShapedTransport::Matches(const FaultSpec::Node& end, int rank) const {
     case FaultSpec::Node::By::kRank:
       return end.number == rank;
     case FaultSpec::Node::By::kServer:
-      return 1 + end.number == rank;
+      return end.number < static_cast<int>(server_ranks_.size()) &&
+             server_ranks_[end.number] == rank;
     case FaultSpec::Node::By::kWorker:
-      return 1 + servers_ + end.number == rank;
+      return end.number < static_cast<int>(worker_ranks_.size()) &&
+             worker_ranks_[end.number] == rank;
   }
   return false;
 }

@@ -21,9 +21,10 @@ namespace pacer {
 // sender's side models the link.
 class ShapedTransport : public Transport {
  public:
-  // `faults`: the job's link specs; `servers`: to resolve wN and sN link ends to ranks.
-  ShapedTransport(std::unique_ptr<Transport> inner, std::vector<FaultSpec> faults, int servers,
-                  uint64_t seed);
+  // `faults`: the job's link specs; `server_ranks` and `worker_ranks`, by index: to resolve sN
+  // and wN link ends to ranks.
+  ShapedTransport(std::unique_ptr<Transport> inner, std::vector<FaultSpec> faults,
+                  std::vector<int> server_ranks, std::vector<int> worker_ranks, uint64_t seed);
   ~ShapedTransport() override;
 
   std::string name() const override { return inner_->name(); }
@@ -64,7 +65,8 @@ class ShapedTransport : public Transport {
 
   std::unique_ptr<Transport> inner_;
   std::vector<FaultSpec> faults_;
-  const int servers_;
+  const std::vector<int> server_ranks_;
+  const std::vector<int> worker_ranks_;
   const uint64_t seed_;
   const Clock::time_point start_ = Clock::now();
   std::mutex mu_;

@@ -56,17 +56,9 @@ std::chrono::milliseconds Milliseconds(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
-// Whether every rank of the job shares this rank's host (collective).
-bool AllRanksOnThisHost(Bootstrap& bootstrap, double timeout_s) {
-  const std::vector<std::string>& hosts = bootstrap.Hosts(Milliseconds(timeout_s));
-  return std::all_of(hosts.begin(), hosts.end(),
-                     [&](const std::string& h) { return h == bootstrap.host(); });
-}
-
-UcxWorker::Settings WorkerSettings(Bootstrap& bootstrap, const UcxTransport::Options& options) {
+UcxWorker::Settings WorkerSettings(const UcxTransport::Options& options) {
   UcxWorker::Settings settings;
   settings.sender_writes = options.rendezvous == UcxTransport::Rendezvous::kSenderWrites;
-  settings.single_host = AllRanksOnThisHost(bootstrap, options.timeout_s);
   settings.tls = options.tls;
   settings.net_devices = options.net_devices;
   return settings;
@@ -97,7 +89,7 @@ UcxTransport::UcxTransport(Bootstrap& bootstrap, const Options& options)
       spin_us_(std::max(0, options.tuning.spin_us)),
       timeout_s_(options.timeout_s),
       rndv_threshold_(static_cast<size_t>(options.tuning.rndv_threshold)),
-      worker_(WorkerSettings(bootstrap, options)),
+      worker_(WorkerSettings(options)),
       limiter_(options.tuning.max_inflight_bytes) {
   const bool shared_memory =
       UcxTlsAllowsSharedMemory(!options.tls.empty() ? options.tls.c_str() : std::getenv("UCX_TLS"));

@@ -25,9 +25,11 @@ UcxWorker::UcxWorker(const Settings& settings) {
   if (std::getenv("UCX_RNDV_SCHEME") == nullptr) {
     modify("RNDV_SCHEME", settings.sender_writes ? "put_zcopy" : "get_zcopy");
   }
-  // Where every rank shares this host, a second rendezvous rail can only be TCP over loopback:
-  // UCX adds one, and then polls its socket (a system call) on every progress call.
-  if (std::getenv("UCX_MAX_RNDV_RAILS") == nullptr && settings.single_host) {
+  // Between ranks of one host a second rendezvous rail can only be TCP: UCX adds one, then polls
+  // its socket (a system call) on every progress call; and where the job spans hosts, UCX 1.13
+  // aborts the process when the peer's wireup answer leaves that rail out ("endpoint
+  // reconfiguration not supported yet"). Hosts with several NICs can ask for more rails.
+  if (std::getenv("UCX_MAX_RNDV_RAILS") == nullptr) {
     modify("MAX_RNDV_RAILS", "1");
   }
   // Over TCP a rendezvous payload comes as fragments of one receive segment each, every one a trip

@@ -20,8 +20,6 @@ class UcxWorker {
     // How UCX moves rendezvous data, where UCX_RNDV_SCHEME leaves it to the program: the sender
     // writes it into the receiver's buffer (put), or the receiver reads it (get).
     bool sender_writes = true;
-    // Every rank of the job shares this host.
-    bool single_host = false;
     // UCX's transports and network devices, as UCX_TLS and UCX_NET_DEVICES spell them; empty:
     // those variables, or UCX's defaults.
     std::string tls;
