@@ -43,6 +43,14 @@ def sh(*args, check=True):
                           text=True)
 
 
+def tc(prefix, args):
+    """Runs tc, raising ValueError with tc's own words where it refuses (a bad rate, or a qdisc
+    this kernel lacks: netem needs CONFIG_NET_SCH_NETEM)."""
+    done = sh(*prefix, *args, check=False)
+    if done.returncode != 0:
+        raise ValueError(f"{' '.join(args)}: {done.stderr.strip()}")
+
+
 def why_unavailable():
     """The reason this machine cannot make hosts, or None."""
     if os.geteuid() != 0:
@@ -144,11 +152,11 @@ class Hosts:
         for prefix, device in self._link_ends(host):
             args = ["tc", "qdisc", "add", "dev", device, "root", "handle", "1:"]
             if "delay" in shape:
-                sh(*prefix, *args, "netem", "delay", shape["delay"])
+                tc(prefix, args + ["netem", "delay", shape["delay"]])
                 args = ["tc", "qdisc", "add", "dev", device, "parent", "1:1", "handle", "10:"]
             if "rate" in shape:
-                sh(*prefix, *args, "tbf", "rate", shape["rate"], "burst", "256kb", "latency",
-                   "50ms")
+                tc(prefix, args + ["tbf", "rate", shape["rate"], "burst", "256kb", "latency",
+                                   "50ms"])
 
     def unshape(self, host):
         """Takes host `host`'s shaping off."""
@@ -212,6 +220,8 @@ def main():
     except Unavailable as e:
         print(f"SKIP: cannot make hosts: {e}", file=sys.stderr)
         return SKIP
+    except ValueError as e:
+        parser.error(str(e))
 
 
 if __name__ == "__main__":
