@@ -255,6 +255,13 @@ int Run(int argc, char** argv) {
   if (FLAGS_server_mb_s > 0) {
     config.inject.push_back("server:*:rate=" + std::to_string(FLAGS_server_mb_s) + "MB/s");
   }
+  // A trace's times scale so that its median is --compute_ms; the apps, whose compute is real,
+  // slow a worker to its ratio to the iteration's fastest.
+  for (std::string& spec : config.inject) {
+    if (spec.rfind("trace:", 0) == 0 && spec.find(":to=") == std::string::npos) {
+      spec += ":to=median";
+    }
+  }
   int straggler = -1, partner = -1;
   if (!FLAGS_relay.empty()) {
     int used = 0;

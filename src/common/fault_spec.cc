@@ -1,5 +1,6 @@
 #include "common/fault_spec.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <initializer_list>
 #include <stdexcept>
@@ -116,19 +117,25 @@ double ParseRate(const std::string& text) {
 
 namespace {
 
+// trace:PATH[:from=N][:scale=F][:to=fastest|median] and spread:PATH:job=K[:from=N].
 FaultSpec TraceSpec(const std::string& text) {
+  const bool spread = text.rfind("spread:", 0) == 0;
+  const char* grammar = spread ? "expected spread:PATH:job=K[:from=N]"
+                               : "expected trace:PATH[:from=N][:scale=F][:to=fastest|median]";
   const std::vector<std::string> parts = Split(text.substr(text.find(':') + 1), ':');
-  if (parts.empty()) Bad(text, "expected trace:PATH[:from=N][:scale=F]");
+  if (parts.empty()) Bad(text, grammar);
   FaultSpec f;
-  try {
-    f.trace = std::make_shared<const ComputeTrace>(ComputeTrace::Load(parts[0]));
-  } catch (const Error& e) {
-    Bad(text, e.what());
-  }
+  int64_t job = -1;
   for (size_t i = 1; i < parts.size(); ++i) {
     if (parts[i].rfind("from=", 0) == 0) {
       f.trace_from = Count(text, parts[i].substr(5));
-    } else if (parts[i].rfind("scale=", 0) == 0) {
+    } else if (spread && parts[i].rfind("job=", 0) == 0) {
+      job = Count(text, parts[i].substr(4));
+    } else if (!spread && parts[i] == "to=median") {
+      f.trace_to_median = true;
+    } else if (!spread && parts[i] == "to=fastest") {
+      f.trace_to_median = false;
+    } else if (!spread && parts[i].rfind("scale=", 0) == 0) {
       const std::string scale = parts[i].substr(6);
       char* end = nullptr;
       f.trace_scale = std::strtod(scale.c_str(), &end);
@@ -136,8 +143,21 @@ FaultSpec TraceSpec(const std::string& text) {
         Bad(text, "'" + scale + "' is not a positive scale");
       }
     } else {
-      Bad(text, "'" + parts[i] + "' is not a trace option: from=N or scale=F");
+      Bad(text, "'" + parts[i] + "' is not " +
+                    (spread ? "a spread option: job=K or from=N"
+                            : "a trace option: from=N, scale=F, to=fastest or to=median"));
     }
+  }
+  if (spread && job < 0) Bad(text, grammar);
+  try {
+    if (spread) {
+      f.variation =
+          std::make_shared<const JobVariation>(JobVariation::Load(parts[0], static_cast<int>(job)));
+    } else {
+      f.trace = std::make_shared<const ComputeTrace>(ComputeTrace::Load(parts[0]));
+    }
+  } catch (const Error& e) {
+    Bad(text, e.what());
   }
   return f;
 }
@@ -145,7 +165,7 @@ FaultSpec TraceSpec(const std::string& text) {
 }  // namespace
 
 FaultSpec FaultSpec::Parse(const std::string& text) {
-  if (text.rfind("trace:", 0) == 0) return TraceSpec(text);
+  if (text.rfind("trace:", 0) == 0 || text.rfind("spread:", 0) == 0) return TraceSpec(text);
   FaultSpec f;
   const size_t at = text.find('@');
   const std::string body = text.substr(0, at);
@@ -238,7 +258,7 @@ double ActiveMultiplier(const std::vector<FaultSpec>& faults, FaultSpec::Target 
   double multiplier = 1;
   for (const FaultSpec& f : faults) {
     if (f.effect == effect && f.Names(role, index) && f.ActiveAt(iteration, time_s, index, seed)) {
-      multiplier *= f.MultiplierAt(index, iteration);
+      multiplier *= f.MultiplierAt(index, iteration, seed);
     }
   }
   return multiplier;
@@ -272,10 +292,23 @@ bool FaultSpec::ActiveAt(int64_t iteration, double time_s, int node, uint64_t se
   return false;
 }
 
-double FaultSpec::MultiplierAt(int index, int64_t iteration) const {
-  if (!trace) return value;
+double FaultSpec::MultiplierAt(int index, int64_t iteration, uint64_t seed) const {
   const int64_t at = trace_from + iteration;
-  return trace_scale * trace->TimeAt(index % trace->workers(), at) / trace->FastestAt(at);
+  if (trace) {
+    const double reference = trace_to_median ? trace->median() : trace->FastestAt(at);
+    return trace_scale * trace->TimeAt(index % trace->workers(), at) / reference;
+  }
+  if (variation) {
+    // A lognormal of mean 1 and coefficient of variation cv: sigma^2 = ln(1 + cv^2), mu =
+    // -sigma^2 / 2; its normal drawn by Box-Muller from two uniforms of (seed, index, iteration).
+    const double cv = variation->CvAt(at);
+    const double sigma2 = std::log1p(cv * cv);
+    const double u1 = 1 - Uniform(seed, index, iteration);  // in (0, 1]
+    const double u2 = Uniform(~seed, index, iteration);
+    const double z = std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
+    return std::exp(std::sqrt(sigma2) * z - sigma2 / 2);
+  }
+  return value;
 }
 
 }  // namespace pacer

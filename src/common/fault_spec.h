@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/compute_trace.h"
+#include "common/job_variation.h"
 
 namespace pacer {
 
@@ -20,10 +21,15 @@ namespace pacer {
 //                its bytes of work / RATE, after the one before it; with service=Mx, RATE / M)
 //              | bw=RATE (links: a token bucket; RATE like 100MB/s, 1.5GB/s, 800KiB/s)
 //              | delay=TIME (links: added to every message; TIME like 2ms, 150us, 1s)
-//   or        trace:PATH[:from=N][:scale=F] (every worker, always: worker i's compute follows
-//              worker i mod W of the recorded trace at PATH (ComputeTrace), at the trace's
-//              iteration N + the clock, slowed to F x its ratio to the trace's fastest worker
-//              there; F defaults to 1, N to 0)
+//   or        trace:PATH[:from=N][:scale=F][:to=fastest|median] (every worker, always: worker
+//              i's compute follows worker i mod W of the recorded trace at PATH (ComputeTrace),
+//              at the trace's iteration N + the clock, slowed to F x its ratio to the trace's
+//              fastest worker there, or with to=median to F x its ratio to the median of the
+//              whole trace (pacer-scenario's default); F defaults to 1, N to 0)
+//   or        spread:PATH:job=K[:from=N] (every worker, always: each worker's compute in each
+//              iteration is drawn from a lognormal of mean 1 x the compute and job K's
+//              coefficient of variation at the iteration N + the clock (JobVariation), seeded by
+//              --inject_seed, the worker and the iteration)
 //   SCHEDULE  := p=P (each iteration independently, with probability P)
 //              | period=B:A (the last A iterations of every B)
 //              | window=START:LENGTH (from START for LENGTH, in time since the job began)
@@ -52,9 +58,11 @@ struct FaultSpec {
   double probability = 0;
   int64_t period = 0, slow = 0;  // kPeriod: the last `slow` of every `period` iterations
   double window_start_s = 0, window_length_s = 0;
-  std::shared_ptr<const ComputeTrace> trace;  // a trace: replaces `value`, per worker and clock
-  int64_t trace_from = 0;
+  std::shared_ptr<const ComputeTrace> trace;      // a trace: replaces `value`, per worker and clock
+  std::shared_ptr<const JobVariation> variation;  // a spread: replaces `value`, drawn
+  int64_t trace_from = 0;                         // both: where the replay starts
   double trace_scale = 1;
+  bool trace_to_median = false;
 
   // Throws pacer::Error naming the part of `text` that is wrong.
   static FaultSpec Parse(const std::string& text);
@@ -64,8 +72,9 @@ struct FaultSpec {
   // Whether the fault applies to the node's `iteration` at `time_s` after the job began. The
   // probability schedule draws from (seed, node, iteration) alone, so a run is reproducible.
   bool ActiveAt(int64_t iteration, double time_s, int node, uint64_t seed) const;
-  // The multiplier for node `index` at `iteration`: `value`, or a trace's ratio there.
-  double MultiplierAt(int index, int64_t iteration) const;
+  // The multiplier for node `index` at `iteration`: `value`, a trace's ratio there, or a spread's
+  // draw from (seed, index, iteration).
+  double MultiplierAt(int index, int64_t iteration, uint64_t seed) const;
 };
 
 // The product of the multipliers of the `effect` specs that name node `index` of `role` and apply

@@ -69,14 +69,18 @@ TEST(ComputeTraceTest, InjectMapsWorkersAndClocksOntoTheTrace) {
   EXPECT_TRUE(f.Names(FaultSpec::Target::kWorker, 4));
   EXPECT_EQ(f.effect, FaultSpec::Effect::kCompute);
   // Clock 0 is trace iteration 10: worker 1 at 105 over the fastest 100.
-  EXPECT_DOUBLE_EQ(f.MultiplierAt(1, 0), 2 * 105.0 / 100);
+  EXPECT_DOUBLE_EQ(f.MultiplierAt(1, 0, 1), 2 * 105.0 / 100);
   // Clock 10 is iteration 20: worker 1 at 300 over worker 2's 90; worker 4 is trace worker 1.
-  EXPECT_DOUBLE_EQ(f.MultiplierAt(1, 10), 2 * 300.0 / 90);
-  EXPECT_DOUBLE_EQ(f.MultiplierAt(4, 10), 2 * 300.0 / 90);
-  EXPECT_DOUBLE_EQ(f.MultiplierAt(2, 10), 2.0);
+  EXPECT_DOUBLE_EQ(f.MultiplierAt(1, 10, 1), 2 * 300.0 / 90);
+  EXPECT_DOUBLE_EQ(f.MultiplierAt(4, 10, 1), 2 * 300.0 / 90);
+  EXPECT_DOUBLE_EQ(f.MultiplierAt(2, 10, 1), 2.0);
   EXPECT_DOUBLE_EQ(
       ActiveMultiplier({f}, FaultSpec::Target::kWorker, FaultSpec::Effect::kCompute, 0, 10, 0, 1),
       2 * 100.0 / 90);
+  // to=median: over the median of every sample (100), whatever the iteration's fastest.
+  const FaultSpec median = FaultSpec::Parse("trace:" + path + ":from=10:scale=2:to=median");
+  EXPECT_DOUBLE_EQ(median.MultiplierAt(1, 10, 1), 2 * 300.0 / 100);
+  EXPECT_DOUBLE_EQ(median.MultiplierAt(2, 10, 1), 2 * 90.0 / 100);
   // It combines with the other specs: their multipliers multiply.
   EXPECT_DOUBLE_EQ(
       ActiveMultiplier({f, FaultSpec::Parse("worker:0:compute=3x")}, FaultSpec::Target::kWorker,
@@ -109,7 +113,8 @@ TEST(ComputeTraceTest, BadTraceSpecsNameTheSpecAndTheFile) {
             "--inject=trace:" + path + ":scale=0: '0' is not a positive scale");
   EXPECT_EQ(
       error("trace:" + path + ":speed=2"),
-      "--inject=trace:" + path + ":speed=2: 'speed=2' is not a trace option: from=N or scale=F");
+      "--inject=trace:" + path +
+          ":speed=2: 'speed=2' is not a trace option: from=N, scale=F, to=fastest or to=median");
   std::remove(path.c_str());
 }
 
