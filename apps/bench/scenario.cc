@@ -46,7 +46,8 @@
 #include "task_gradients.h"
 #include "worker_gather.h"
 
-DEFINE_string(scenario, "S6", "S1..S6, S3-all or S3-two (STRAGGLERS.md section 9)");
+DEFINE_string(scenario, "S6",
+              "S1..S6, S3-all, S3-two, S8, S8-job2 or S8-small (STRAGGLERS.md section 9)");
 DEFINE_double(link_mb_s, 0,
               "every worker's links to and from the servers in MB/s (0: unshaped; the S3 scenarios "
               "default to 5), worker 0's at --slow-link-share of it under S3 and S3-all, workers 0 "
@@ -122,9 +123,7 @@ WorkerLog Train(pacer::Session& session, double* accuracy, double* time_to_targe
     const double task_ms = FLAGS_compute_ms * batch / FLAGS_batch / FLAGS_tasks;
     pacer::examples::TaskGradients(
         sync, train, model, session.num_workers(), FLAGS_tasks, batch, w, b, gw, gb,
-        [task_ms](const pacer::Task&) {
-          std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(task_ms));
-        });
+        [&sync, task_ms](const pacer::Task&) { sync.EmulateCompute(task_ms); });
     sync.PushPull("weights", gw.data(), w.data());
     sync.PushPull("biases", gb.data(), b.data());
     if (ballast_floats > 0) {

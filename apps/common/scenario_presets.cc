@@ -1,14 +1,28 @@
 #include "scenario_presets.h"
 
+#include <gflags/gflags.h>
 #include <pacer/error.h>
 #include <pacer/sync_mode.h>
 
 #include <sstream>
 #include <stdexcept>
 
+DEFINE_string(traces, PACER_TRACES_DIR,
+              "the production traces S8 replays (pai-2020-minibatch/ of ../shared/traces)");
+
 namespace pacer {
 namespace bench {
 namespace {
+
+// S8's replays of PAI's job 1 (worker 6 straggles from iteration 1811) and job 2 (steady
+// heterogeneity); S8-small is job 1's workers 3 to 6 from iteration 1780, so that a short run of
+// 4 workers sees worker 3 turn slow at clock 31.
+std::vector<std::string> ProductionReplay(const std::string& scenario) {
+  const std::string dir = FLAGS_traces + "/pai-2020-minibatch/";
+  if (scenario == "S8") return {"trace:" + dir + "job_1_norm.csv"};
+  if (scenario == "S8-job2") return {"trace:" + dir + "job_2_norm.csv"};
+  return {"trace:" + dir + "job_1_norm.csv:from=1780:workers=3+4+5+6"};
+}
 
 // S3's network where --link-mb-s leaves it open.
 constexpr double kDefaultS3LinkBytesPerSecond = 5e6;
@@ -49,6 +63,9 @@ std::vector<std::string> ScenarioInjects(const std::string& scenario, const JobS
       Cap("w0", "w" + std::to_string(w), rate * job.slow_link_share, &specs);
   }
   if (s3 || scenario == "S6") return specs;
+  if (scenario == "S8" || scenario == "S8-job2" || scenario == "S8-small") {
+    return ProductionReplay(scenario);
+  }
   if (scenario == "S1")
     specs.push_back("worker:0:compute=3x");
   else if (scenario == "S2")
@@ -58,7 +75,8 @@ std::vector<std::string> ScenarioInjects(const std::string& scenario, const JobS
   else if (scenario == "S5")
     specs.push_back("worker:0:compute=3x@period=200:50");
   else
-    throw std::invalid_argument("--scenario=" + scenario + ": expected S1 to S6, S3-all or S3-two");
+    throw std::invalid_argument("--scenario=" + scenario +
+                                ": expected S1 to S6, S3-all, S3-two, S8, S8-job2 or S8-small");
   return specs;
 }
 

@@ -20,8 +20,9 @@ struct JobShape {
 // the one slowed. S3 caps worker 0's links to and from every server at `slow_link_share` of the
 // others' rate and leaves the links between workers open (a relay can help); S3-all also caps
 // worker 0's links to the other workers (it cannot); S3-two slows workers 0 and 1 as S3 slows
-// worker 0. S4 slows server 0 to a third of its service rate in the window. Throws
-// std::invalid_argument for an unknown name or a share outside (0, 1].
+// worker 0. S4 slows server 0 to a third of its service rate in the window. S8 replays PAI's job
+// 1 (S8), job 2 (S8-job2) or 4 of job 1's workers around its straggler (S8-small) from --traces.
+// Throws std::invalid_argument for an unknown name or a share outside (0, 1].
 std::vector<std::string> ScenarioInjects(const std::string& scenario, const JobShape& job);
 
 // Sets a policy's options: a baseline's --sync mode (they are the same words), sas (--balance=sas),

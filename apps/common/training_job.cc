@@ -37,7 +37,8 @@ DEFINE_double(min_acc, 0, "the job fails (exit 1) if worker 0's final accuracy i
 DEFINE_string(policy, "",
               "a straggler policy of the scenario harness (bsp, epsp:0, sas, stret, sms, or "
               "several joined by '+')");
-DEFINE_string(scenario, "", "a reference straggler scenario, S1..S6 (STRAGGLERS.md section 9)");
+DEFINE_string(scenario, "",
+              "a reference straggler scenario, S1..S6 or S8 (STRAGGLERS.md section 9)");
 DEFINE_string(json, "", "write the summary here");
 DEFINE_bool(synthetic, false,
             "no model math: the model's tensors with zero gradients and --compute-ms of emulated "

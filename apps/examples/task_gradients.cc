@@ -17,10 +17,10 @@ int TaskGradients(GradientSync& sync, const Dataset& data, const SoftmaxRegressi
   double loss_sum = 0;
   int computed = 0;
   while (std::optional<Task> task = sync.NextTask()) {
-    if (on_task) on_task(*task);
     loss_sum += model.Loss(
         data, TaskRows(data.size(), workers, tasks_per_worker, task->clock, task->id, batch),
         w.data(), b.data(), tw.data(), tb.data());
+    if (on_task) on_task(*task);
     for (size_t k = 0; k < tw.size(); ++k) w_grad[k] += tw[k];
     for (size_t k = 0; k < tb.size(); ++k) b_grad[k] += tb[k];
     ++computed;

@@ -14,7 +14,7 @@ namespace examples {
 // One iteration of a training loop over tasks (GradientSync::UseTasks): computes every task the
 // worker gets, the gradient of each micro-batch (TaskRows: `tasks_per_worker` tasks of `batch`
 // rows per worker), and leaves their mean in w_grad, b_grad (zeros if it got none). `on_task`, if
-// set, runs for each task before its gradient (an emulated compute, a per-task record). Returns
+// set, runs for each task after its gradient (an emulated compute, a per-task record). Returns
 // the tasks computed; `loss`, if set, receives their mean loss.
 int TaskGradients(GradientSync& sync, const Dataset& data, const SoftmaxRegression& model,
                   int workers, int tasks_per_worker, int batch, const std::vector<float>& w,

@@ -115,6 +115,13 @@ class GradientSync {
   /// calling it again reports the previous task done. Call it until it returns none, before the
   /// iteration's first PushPull. Throws TimeoutError after timeout_s.
   std::optional<Task> NextTask();
+  /// Emulated compute, for benchmarks and scenarios: returns once `ms` times the compute slowdown
+  /// `--inject` gives this worker now (1 where none) has passed since this compute began (the
+  /// iteration's start, or the last NextTask), so that real work done since counts toward it; the
+  /// slowdown then adds nothing more to that compute. A replayed trace's slowdown may be below 1
+  /// (`trace:...:to=median`, a worker faster than the trace's median), which only emulated compute
+  /// can follow. Throws Error outside an iteration or for a negative `ms`.
+  void EmulateCompute(double ms);
 
   /// The iteration this worker is in (a backup worker whose gradients were dropped jumps ahead to
   /// the servers' clock).

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/split.h"
+#include "common/str_cat.h"
 #include "pacer/error.h"
 
 namespace pacer {
@@ -117,11 +118,13 @@ double ParseRate(const std::string& text) {
 
 namespace {
 
-// trace:PATH[:from=N][:scale=F][:to=fastest|median] and spread:PATH:job=K[:from=N].
+// trace:PATH[:from=N][:scale=F][:to=fastest|median][:workers=A+B+...] and
+// spread:PATH:job=K[:from=N].
 FaultSpec TraceSpec(const std::string& text) {
   const bool spread = text.rfind("spread:", 0) == 0;
   const char* grammar = spread ? "expected spread:PATH:job=K[:from=N]"
-                               : "expected trace:PATH[:from=N][:scale=F][:to=fastest|median]";
+                               : "expected trace:PATH[:from=N][:scale=F][:to=fastest|median]"
+                                 "[:workers=A+B+...]";
   const std::vector<std::string> parts = Split(text.substr(text.find(':') + 1), ':');
   if (parts.empty()) Bad(text, grammar);
   FaultSpec f;
@@ -135,6 +138,10 @@ FaultSpec TraceSpec(const std::string& text) {
       f.trace_to_median = true;
     } else if (!spread && parts[i] == "to=fastest") {
       f.trace_to_median = false;
+    } else if (!spread && parts[i].rfind("workers=", 0) == 0) {
+      for (const std::string& worker : Split(parts[i].substr(8), '+')) {
+        f.trace_workers.push_back(static_cast<int>(Count(text, worker)));
+      }
     } else if (!spread && parts[i].rfind("scale=", 0) == 0) {
       const std::string scale = parts[i].substr(6);
       char* end = nullptr;
@@ -145,7 +152,8 @@ FaultSpec TraceSpec(const std::string& text) {
     } else {
       Bad(text, "'" + parts[i] + "' is not " +
                     (spread ? "a spread option: job=K or from=N"
-                            : "a trace option: from=N, scale=F, to=fastest or to=median"));
+                            : "a trace option: from=N, scale=F, to=fastest, to=median or "
+                              "workers=A+B+..."));
     }
   }
   if (spread && job < 0) Bad(text, grammar);
@@ -158,6 +166,12 @@ FaultSpec TraceSpec(const std::string& text) {
     }
   } catch (const Error& e) {
     Bad(text, e.what());
+  }
+  for (int worker : f.trace_workers) {
+    if (worker >= f.trace->workers()) {
+      Bad(text, StrCat("worker ", worker, " is not in the trace (workers 0..",
+                       f.trace->workers() - 1, ")"));
+    }
   }
   return f;
 }
@@ -296,7 +310,10 @@ double FaultSpec::MultiplierAt(int index, int64_t iteration, uint64_t seed) cons
   const int64_t at = trace_from + iteration;
   if (trace) {
     const double reference = trace_to_median ? trace->median() : trace->FastestAt(at);
-    return trace_scale * trace->TimeAt(index % trace->workers(), at) / reference;
+    const int worker = trace_workers.empty()
+                           ? index % trace->workers()
+                           : trace_workers[index % static_cast<int>(trace_workers.size())];
+    return trace_scale * trace->TimeAt(worker, at) / reference;
   }
   if (variation) {
     // A lognormal of mean 1 and coefficient of variation cv: sigma^2 = ln(1 + cv^2), mu =

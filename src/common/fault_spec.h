@@ -21,11 +21,12 @@ namespace pacer {
 //                its bytes of work / RATE, after the one before it; with service=Mx, RATE / M)
 //              | bw=RATE (links: a token bucket; RATE like 100MB/s, 1.5GB/s, 800KiB/s)
 //              | delay=TIME (links: added to every message; TIME like 2ms, 150us, 1s)
-//   or        trace:PATH[:from=N][:scale=F][:to=fastest|median] (every worker, always: worker
-//              i's compute follows worker i mod W of the recorded trace at PATH (ComputeTrace),
-//              at the trace's iteration N + the clock, slowed to F x its ratio to the trace's
-//              fastest worker there, or with to=median to F x its ratio to the median of the
-//              whole trace (pacer-scenario's default); F defaults to 1, N to 0)
+//   or        trace:PATH[:from=N][:scale=F][:to=fastest|median][:workers=A+B+...] (every
+//              worker, always: worker i's compute follows worker i mod W of the recorded trace at
+//              PATH (ComputeTrace), or the (i mod count)th of the trace workers listed, at the
+//              trace's iteration N + the clock, slowed to F x its ratio to the trace's fastest
+//              worker there, or with to=median to F x its ratio to the median of the whole trace
+//              (pacer-scenario's default); F defaults to 1, N to 0)
 //   or        spread:PATH:job=K[:from=N] (every worker, always: each worker's compute in each
 //              iteration is drawn from a lognormal of mean 1 x the compute and job K's
 //              coefficient of variation at the iteration N + the clock (JobVariation), seeded by
@@ -63,6 +64,7 @@ struct FaultSpec {
   int64_t trace_from = 0;                         // both: where the replay starts
   double trace_scale = 1;
   bool trace_to_median = false;
+  std::vector<int> trace_workers;  // the trace workers replayed, in turn; empty: all
 
   // Throws pacer::Error naming the part of `text` that is wrong.
   static FaultSpec Parse(const std::string& text);

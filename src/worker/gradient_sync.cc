@@ -25,6 +25,7 @@ void GradientSync::UseTasks(int64_t tasks_per_worker, int64_t task_limit) {
   iterations_->UseTasks(tasks_per_worker, task_limit);
 }
 std::optional<Task> GradientSync::NextTask() { return iterations_->NextTask(); }
+void GradientSync::EmulateCompute(double ms) { iterations_->EmulateCompute(ms); }
 int64_t GradientSync::clock() const { return iterations_->clock(); }
 void GradientSync::set_weight(double weight) { iterations_->set_weight(weight); }
 double GradientSync::weight() const { return iterations_->weight(); }

@@ -1,5 +1,7 @@
 #include "worker/worker_iterations.h"
 
+#include <sys/prctl.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -76,14 +78,30 @@ void WorkerIterations::PullEverything(detail::Operation op, int64_t clock, const
   if (!error.empty()) throw Error(StrCat(what, " failed: ", error));
 }
 
+double WorkerIterations::ComputeMultiplier() const {
+  return ActiveMultiplier(node_.settings().faults, FaultSpec::Target::kWorker,
+                          FaultSpec::Effect::kCompute, node_.cluster().role_index(), clock_,
+                          node_.cluster().SecondsSinceStart(),
+                          static_cast<uint64_t>(node_.config().inject_seed));
+}
+
 void WorkerIterations::InjectComputeSlowdown() {
-  const double multiplier = ActiveMultiplier(
-      node_.settings().faults, FaultSpec::Target::kWorker, FaultSpec::Effect::kCompute,
-      node_.cluster().role_index(), clock_, node_.cluster().SecondsSinceStart(),
-      static_cast<uint64_t>(node_.config().inject_seed));
+  const double multiplier = ComputeMultiplier();
   if (multiplier > 1) {
     std::this_thread::sleep_for((multiplier - 1) * (SteadyClock::now() - compute_mark_));
   }
+}
+
+void WorkerIterations::EmulateCompute(double ms) {
+  if (!in_iteration_) throw Error("EmulateCompute outside an iteration: call BeginIteration");
+  if (!(ms >= 0)) throw Error(StrCat("EmulateCompute of ", ms, " ms: expected 0 or more"));
+  // The kernel may wake a sleeper up to its timer slack late (50 us by default), once per task.
+  static thread_local const bool tight = prctl(PR_SET_TIMERSLACK, 1000UL) == 0;
+  (void)tight;
+  std::this_thread::sleep_until(
+      compute_mark_ + std::chrono::duration_cast<SteadyClock::duration>(
+                          std::chrono::duration<double, std::milli>(ms * ComputeMultiplier())));
+  compute_mark_ = SteadyClock::now();  // slowed already: --inject adds nothing to it
 }
 
 std::optional<Task> WorkerIterations::NextTask() {

@@ -73,6 +73,8 @@ class WorkerIterations {
     tasks_ = std::make_unique<TaskSource>(node_, app_id_, tasks_per_worker, task_limit);
   }
   std::optional<Task> NextTask();
+  // GradientSync::EmulateCompute.
+  void EmulateCompute(double ms);
 
   int64_t clock() const { return clock_; }
   void set_weight(double weight) {
@@ -114,6 +116,8 @@ class WorkerIterations {
   std::vector<std::pair<Key, std::vector<uint8_t>>> PullKeyStates();
   // Worker 0's part of Resume: the servers install the file's records.
   void RestoreServers(const std::string& path);
+  // The product of the --inject compute slowdowns that apply to this worker now.
+  double ComputeMultiplier() const;
   // --inject=worker:N:compute=Mx: the compute since the last mark takes M times as long.
   void InjectComputeSlowdown();
   // The first PushPull of an iteration: with tasks, every one done, and the weight they make.

@@ -2,6 +2,7 @@
 """A short replay of a production trace: each worker's compute follows it.
 
 Usage: check_trace_replay.py MPIRUN TRAIN_EXAMPLE TRACE.csv
+       check_trace_replay.py --s8-small MPIRUN PACER_SCENARIO TRACES_DIR
 
 Runs the training example with 4 workers, --compute_ms=20 and --inject=trace:TRACE:from=FROM
 (PAI's job 2, where workers differ steadily by up to 1.3x), and reads the metrics log. The
@@ -10,6 +11,12 @@ fastest trace worker's at trace iteration FROM + clock, the last sample at or be
 worker's measured compute over that slowdown, at the median over the run, must be the same for
 every worker within 5% (what is left is the example's own compute), and the slowest worker by the
 trace must be the slowest measured. Skips (exit 77) where the trace is absent.
+
+With --s8-small, pacer-scenario runs the preset S8-small (4 workers replaying PAI job 1's workers
+3 to 6 from its iteration 1780, scaled so that the trace's median is --compute-ms), and each
+worker's measured compute must be within 5% of the trace's scaled time at the median over the
+run (the issue's fidelity target), and worker 3 (trace worker 6) must be slower after the trace's
+straggler emerges (iteration 1811) than before.
 """
 import bisect
 import collections
@@ -37,24 +44,63 @@ def time_at(samples, iteration):
     return samples[max(i - 1, 0)][1]
 
 
+def metrics_of(command, tmp):
+    metrics = os.path.join(tmp, "metrics.jsonl")
+    run = subprocess.run(command + [f"--metrics={metrics}"], capture_output=True, text=True,
+                         timeout=300)
+    print(run.stdout[-2000:], run.stderr[-2000:])
+    if run.returncode != 0:
+        sys.exit(f"the job failed with {run.returncode}")
+    with open(metrics) as f:
+        return [json.loads(line) for line in f]
+
+
+def s8_small(mpirun, scenario, traces):
+    trace = os.path.join(traces, "pai-2020-minibatch", "job_1_norm.csv")
+    if not os.path.exists(trace):
+        print(f"skipped: no trace at {trace}")
+        sys.exit(77)
+    samples = trace_samples(trace)
+    every = sorted(t for s in samples.values() for _, t in s)
+    half = len(every) // 2
+    median = every[half] if len(every) % 2 else (every[half - 1] + every[half]) / 2
+    replayed, start = [3, 4, 5, 6], 1780
+    with tempfile.TemporaryDirectory() as tmp:
+        records = metrics_of([mpirun, "--oversubscribe", "-np", str(2 + WORKERS), scenario,
+                              "--servers", "1", "--scenario=S8-small", f"--traces={traces}",
+                              f"--iters={ITERATIONS + 20}", f"--compute_ms={COMPUTE_MS}"], tmp)
+    ratios, slow = collections.defaultdict(list), collections.defaultdict(list)
+    for r in records:
+        if r["type"] == "iter":
+            at = start + r["clock"]
+            expected = COMPUTE_MS * time_at(samples[replayed[r["index"]]], at) / median
+            ratios[r["index"]].append(r["t_comp_ms"] / expected)
+            if r["index"] == 3:
+                slow[at >= 1811].append(r["t_comp_ms"])
+    fidelity = {w: statistics.median(v) for w, v in sorted(ratios.items())}
+    print("measured compute over the trace's scaled time, medians by worker:",
+          {w: round(f, 3) for w, f in fidelity.items()})
+    if len(fidelity) != WORKERS or any(abs(f - 1) > 0.05 for f in fidelity.values()):
+        sys.exit("a worker's compute is not within 5% of the trace's scaled time")
+    before, after = statistics.median(slow[False]), statistics.median(slow[True])
+    print(f"worker 3 (trace worker 6): {before:.1f} ms before iteration 1811, {after:.1f} after")
+    if not after > 1.3 * before:
+        sys.exit("worker 3 did not turn slow where the trace's worker 6 does")
+
+
 def main():
+    if sys.argv[1] == "--s8-small":
+        return s8_small(*sys.argv[2:5])
     mpirun, example, trace = sys.argv[1:4]
     if not os.path.exists(trace):
         print(f"skipped: no trace at {trace}")
         sys.exit(77)
     samples = trace_samples(trace)
     with tempfile.TemporaryDirectory() as tmp:
-        metrics = os.path.join(tmp, "metrics.jsonl")
-        run = subprocess.run(
+        records = metrics_of(
             [mpirun, "--oversubscribe", "-np", str(2 + WORKERS), example, "--servers", "1",
              f"--iterations={ITERATIONS}", f"--compute_ms={COMPUTE_MS}", "--min_accuracy=0",
-             f"--inject=trace:{trace}:from={FROM}", f"--metrics={metrics}"],
-            capture_output=True, text=True, timeout=300)
-        print(run.stdout[-2000:], run.stderr[-2000:])
-        if run.returncode != 0:
-            sys.exit(f"the job failed with {run.returncode}")
-        with open(metrics) as f:
-            records = [json.loads(line) for line in f]
+             f"--inject=trace:{trace}:from={FROM}"], tmp)
     per_worker = collections.defaultdict(list)
     for r in records:
         if r["type"] == "iter":

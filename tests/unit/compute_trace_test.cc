@@ -81,6 +81,12 @@ TEST(ComputeTraceTest, InjectMapsWorkersAndClocksOntoTheTrace) {
   const FaultSpec median = FaultSpec::Parse("trace:" + path + ":from=10:scale=2:to=median");
   EXPECT_DOUBLE_EQ(median.MultiplierAt(1, 10, 1), 2 * 300.0 / 100);
   EXPECT_DOUBLE_EQ(median.MultiplierAt(2, 10, 1), 2 * 90.0 / 100);
+  // workers=: the listed trace workers in turn; worker 0 replays trace worker 2, worker 3 too.
+  const FaultSpec listed = FaultSpec::Parse("trace:" + path + ":from=10:workers=2+1");
+  EXPECT_DOUBLE_EQ(listed.MultiplierAt(0, 10, 1), 1.0);  // 90 over the fastest, 90
+  EXPECT_DOUBLE_EQ(listed.MultiplierAt(1, 10, 1), 300.0 / 90);
+  EXPECT_DOUBLE_EQ(listed.MultiplierAt(2, 10, 1), 1.0);
+  EXPECT_DOUBLE_EQ(listed.MultiplierAt(3, 10, 1), 300.0 / 90);
   // It combines with the other specs: their multipliers multiply.
   EXPECT_DOUBLE_EQ(
       ActiveMultiplier({f, FaultSpec::Parse("worker:0:compute=3x")}, FaultSpec::Target::kWorker,
@@ -114,7 +120,12 @@ TEST(ComputeTraceTest, BadTraceSpecsNameTheSpecAndTheFile) {
   EXPECT_EQ(
       error("trace:" + path + ":speed=2"),
       "--inject=trace:" + path +
-          ":speed=2: 'speed=2' is not a trace option: from=N, scale=F, to=fastest or to=median");
+          ":speed=2: 'speed=2' is not a trace option: from=N, scale=F, to=fastest, to=median or "
+          "workers=A+B+...");
+  EXPECT_EQ(error("trace:" + path + ":workers=0+3"),
+            "--inject=trace:" + path + ":workers=0+3: worker 3 is not in the trace (workers 0..2)");
+  EXPECT_EQ(error("trace:" + path + ":workers=0+x"),
+            "--inject=trace:" + path + ":workers=0+x: 'x' is not a count");
   std::remove(path.c_str());
 }
 
