@@ -96,8 +96,7 @@ void WorkerIterations::EmulateCompute(double ms) {
   if (!in_iteration_) throw Error("EmulateCompute outside an iteration: call BeginIteration");
   if (!(ms >= 0)) throw Error(StrCat("EmulateCompute of ", ms, " ms: expected 0 or more"));
   // The kernel may wake a sleeper up to its timer slack late (50 us by default), once per task.
-  static thread_local const bool tight = prctl(PR_SET_TIMERSLACK, 1000UL) == 0;
-  (void)tight;
+  [[maybe_unused]] static thread_local const bool tight = prctl(PR_SET_TIMERSLACK, 1000UL) == 0;
   std::this_thread::sleep_until(
       compute_mark_ + std::chrono::duration_cast<SteadyClock::duration>(
                           std::chrono::duration<double, std::milli>(ms * ComputeMultiplier())));
