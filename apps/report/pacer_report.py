@@ -12,8 +12,10 @@ on purpose (the job's --inject) named; a panel draws each worker's tasks per ite
 job ran tasks), so a policy's transfer from a straggler shows. Below: each worker's compute and
 iteration times over the run with every detection marked where it happened (one line style per
 kind; clears faint) and STRET's relays as bands, each worker's slow phases as measured beside those
-predicted and those it ran shrunk (SMS), and a per-worker table, also printed. --json writes the
-stated figures. Uses Debian's python3-matplotlib.
+predicted and those it ran shrunk (SMS), and a per-worker table, also printed. A run that replayed
+a production trace (--inject=trace:...) states the trace's floors (trace_floors.py) and draws each
+worker's scaled trace time behind its compute. --json writes the stated figures. Uses Debian's
+python3-matplotlib.
 """
 import argparse
 import collections
@@ -23,6 +25,8 @@ import statistics
 import sys
 
 import matplotlib
+
+import trace_floors
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -351,6 +355,12 @@ def main():
     axis = dict(zip(panels, axes))
     colors = draw_workers([axis[p] for p in ("compute", "iteration", "phases", "table")], iters,
                           decisions, args.metrics)
+    floors = trace_floors.floors(job, iters)
+    if floors:
+        for index, points in floors["scaled"].items():
+            axis["compute"].plot([t for t, _ in points], [ms for _, ms in points], linewidth=4,
+                                 alpha=0.25, color=colors[index], zorder=0)
+        floors.pop("scaled")
     draw_story(axis["story"], runs, slowed_lines, t0_ms)
     if "tasks" in axis:
         draw_tasks(axis["tasks"], iters, colors)
@@ -361,6 +371,11 @@ def main():
     print(headline)
     for line in slowed_lines:
         print(f"slowed on purpose: {line}")
+    if floors:
+        print(f"the trace's floors: BSP {floors['bsp_floor_ms']:.1f} ms, work-sharing "
+              f"{floors['sharing_floor_ms']:.1f} ms (a worker's unslowed compute "
+              f"{floors['base_ms']:.1f} ms); mean iteration {run['iter_mean_ms']:.1f} ms, "
+              f"{run['iter_mean_ms'] / floors['bsp_floor_ms']:.2f}x BSP's floor")
     header, rows = summary(iters, decisions)
     widths = [max(len(str(c)) for c in column) for column in zip(header, *rows)]
     for row in [header] + rows:
@@ -375,7 +390,7 @@ def main():
         with open(args.json, "w") as f:
             json.dump({"headline": headline, "slowed": sorted(slowed), "run": dict(run, name=name),
                        "reference": reference and dict(reference, name=reference_name),
-                       "no_straggler_ms": t0_ms,
+                       "no_straggler_ms": t0_ms, "trace_floors": floors,
                        "saved_s": reference and reference["time_s"] - run["time_s"]}, f, indent=1)
     print(f"wrote {args.output}")
 

@@ -2,7 +2,7 @@
 """A short replay of a production trace: each worker's compute follows it.
 
 Usage: check_trace_replay.py MPIRUN TRAIN_EXAMPLE TRACE.csv
-       check_trace_replay.py --s8-small MPIRUN PACER_SCENARIO TRACES_DIR
+       check_trace_replay.py --s8-small MPIRUN PACER_SCENARIO TRACES_DIR PACER_REPORT
 
 Runs the training example with 4 workers, --compute_ms=20 and --inject=trace:TRACE:from=FROM
 (PAI's job 2, where workers differ steadily by up to 1.3x), and reads the metrics log. The
@@ -16,7 +16,9 @@ With --s8-small, pacer-scenario runs the preset S8-small (4 workers replaying PA
 3 to 6 from its iteration 1780, scaled so that the trace's median is --compute-ms), and each
 worker's measured compute must be within 5% of the trace's scaled time at the median over the
 run (the issue's fidelity target), and worker 3 (trace worker 6) must be slower after the trace's
-straggler emerges (iteration 1811) than before.
+straggler emerges (iteration 1811) than before. pacer-report's floors from the trace (BSP's: the
+slowest worker's scaled time; work-sharing's: N / sum 1/t_i; means over the clocks that ran) must
+be those computed here, and the run's mean iteration at least 0.95 x BSP's floor.
 """
 import bisect
 import collections
@@ -55,7 +57,7 @@ def metrics_of(command, tmp):
         return [json.loads(line) for line in f]
 
 
-def s8_small(mpirun, scenario, traces):
+def s8_small(mpirun, scenario, traces, report):
     trace = os.path.join(traces, "pai-2020-minibatch", "job_1_norm.csv")
     if not os.path.exists(trace):
         print(f"skipped: no trace at {trace}")
@@ -69,14 +71,35 @@ def s8_small(mpirun, scenario, traces):
         records = metrics_of([mpirun, "--oversubscribe", "-np", str(2 + WORKERS), scenario,
                               "--servers", "1", "--scenario=S8-small", f"--traces={traces}",
                               f"--iters={ITERATIONS + 20}", f"--compute_ms={COMPUTE_MS}"], tmp)
+        figures = os.path.join(tmp, "figures.json")
+        subprocess.run([report, os.path.join(tmp, "metrics.jsonl"), "-o",
+                        os.path.join(tmp, "report.png"), f"--json={figures}"], check=True,
+                       timeout=120)
+        with open(figures) as f:
+            stated = json.load(f)
     ratios, slow = collections.defaultdict(list), collections.defaultdict(list)
+    scaled = collections.defaultdict(dict)  # clock -> worker -> the trace's scaled time / base
     for r in records:
         if r["type"] == "iter":
             at = start + r["clock"]
             expected = COMPUTE_MS * time_at(samples[replayed[r["index"]]], at) / median
+            scaled[r["clock"]][r["index"]] = expected / COMPUTE_MS
             ratios[r["index"]].append(r["t_comp_ms"] / expected)
             if r["index"] == 3:
                 slow[at >= 1811].append(r["t_comp_ms"])
+    base = COMPUTE_MS * statistics.median(x for v in ratios.values() for x in v)
+    bsp = statistics.fmean(base * max(m.values()) for m in scaled.values())
+    sharing = statistics.fmean(WORKERS / sum(1 / (base * x) for x in m.values())
+                               for m in scaled.values())
+    floors = stated["trace_floors"]
+    print(f"floors: BSP {bsp:.3f} ms, work-sharing {sharing:.3f} ms; pacer-report: "
+          f"{floors['bsp_floor_ms']:.3f}, {floors['sharing_floor_ms']:.3f}; mean iteration "
+          f"{stated['run']['iter_mean_ms']:.2f} ms")
+    if (abs(floors["bsp_floor_ms"] - bsp) > 1e-6 * bsp or
+            abs(floors["sharing_floor_ms"] - sharing) > 1e-6 * sharing):
+        sys.exit("pacer-report's floors are not the trace's")
+    if stated["run"]["iter_mean_ms"] < 0.95 * bsp:
+        sys.exit("the mean iteration is below 0.95 x BSP's floor")
     fidelity = {w: statistics.median(v) for w, v in sorted(ratios.items())}
     print("measured compute over the trace's scaled time, medians by worker:",
           {w: round(f, 3) for w, f in fidelity.items()})
@@ -90,7 +113,7 @@ def s8_small(mpirun, scenario, traces):
 
 def main():
     if sys.argv[1] == "--s8-small":
-        return s8_small(*sys.argv[2:5])
+        return s8_small(*sys.argv[2:6])
     mpirun, example, trace = sys.argv[1:4]
     if not os.path.exists(trace):
         print(f"skipped: no trace at {trace}")
