@@ -24,6 +24,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pacer_hosts  # noqa: E402
+from bench_targets import print_targets  # noqa: E402
 
 BUILD = os.environ.get("BUILD", "build")
 BIN = os.path.join(BUILD, "bin")
@@ -155,14 +156,7 @@ def main():
     finally:
         hosts.remove()
 
-    print("\n# targets (ratios from this run)")
-    print(f"# {'figure':<40} {'pacer':>9} {'reference':>10} {'ratio':>7}  {'target':<22} verdict")
-    for figure, mine, ref, ratio, target, met in rows:
-        print(f"  {figure:<40} {mine:>9.2f} {ref:>10.2f} {ratio:>7.2f}  {target:<22} "
-              f"{'met' if met else 'MISSED'}")
-    missed = sum(not r[-1] for r in rows)
-    print(f"# {len(rows) - missed} of {len(rows)} targets met")
-    return 1 if missed else 0
+    return 1 if print_targets(rows) else 0
 
 
 if __name__ == "__main__":

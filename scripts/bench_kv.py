@@ -14,6 +14,8 @@ import subprocess
 import sys
 import tempfile
 
+from bench_targets import print_targets
+
 BUILD = os.environ.get("BUILD", "build")
 BENCH = os.path.join(BUILD, "bin", "pacer-kv-bench")
 BARE_PUSH = os.path.join(BUILD, "bin", "pacer-bare-push")
@@ -186,13 +188,7 @@ def main():
     rows.append(("100 MB push+pull, 4w+2s (ms)", pacer_ms, allreduce_ms, pacer_ms / allreduce_ms,
                  "<= 1.0 x MPI_Allreduce", pacer_ms <= allreduce_ms))
 
-    print("\n# targets (ratios from this run)")
-    print(f"# {'figure':<38} {'pacer':>9} {'reference':>10} {'ratio':>7}  {'target':<24} verdict")
-    for figure, ours, ref, ratio, target, met in rows:
-        print(f"  {figure:<38} {ours:>9.2f} {ref:>10.2f} {ratio:>7.2f}  {target:<24} "
-              f"{'met' if met else 'MISSED'}")
-    missed = sum(not r[-1] for r in rows)
-    print(f"# {len(rows) - missed} of {len(rows)} targets met")
+    missed = print_targets(rows)
 
     # A push from ordinary memory is copied to the server and summed there; tag_bw's receive
     # buffer is never read, so its lines never change cores. The bare push shows what a copy and a

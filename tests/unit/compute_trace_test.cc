@@ -7,8 +7,10 @@
 
 #include <cstdio>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 
+#include "../common/error_of.h"
 #include "common/fault_spec.h"
 #include "pacer/error.h"
 
@@ -96,13 +98,8 @@ TEST(ComputeTraceTest, InjectMapsWorkersAndClocksOntoTheTrace) {
 }
 
 TEST(ComputeTraceTest, BadTraceSpecsNameTheSpecAndTheFile) {
-  const auto error = [](const std::string& spec) -> std::string {
-    try {
-      FaultSpec::Parse(spec);
-    } catch (const std::invalid_argument& e) {
-      return e.what();
-    }
-    return "";
+  const auto error = [](const std::string& spec) {
+    return testing::ErrorOf<std::invalid_argument>([&] { FaultSpec::Parse(spec); });
   };
   EXPECT_EQ(error("trace:/no/such.csv"),
             "--inject=trace:/no/such.csv: /no/such.csv: cannot open "

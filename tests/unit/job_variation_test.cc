@@ -8,8 +8,10 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 
+#include "../common/error_of.h"
 #include "common/fault_spec.h"
 #include "pacer/error.h"
 
@@ -94,13 +96,8 @@ TEST(JobVariationTest, SpreadDrawsALognormalOfMeanOneWithTheJobsVariation) {
 }
 
 TEST(JobVariationTest, BadSpreadSpecsNameTheSpecAndTheFile) {
-  const auto error = [](const std::string& spec) -> std::string {
-    try {
-      FaultSpec::Parse(spec);
-    } catch (const std::invalid_argument& e) {
-      return e.what();
-    }
-    return "";
+  const auto error = [](const std::string& spec) {
+    return testing::ErrorOf<std::invalid_argument>([&] { FaultSpec::Parse(spec); });
   };
   const std::string path = ::testing::TempDir() + "job_variation_bad.csv";
   std::ofstream(path) << kTable;
