@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 MPI_AS_ROOT := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MPIRUN := $(MPI_AS_ROOT) mpirun --oversubscribe
 
-.PHONY: all deps configure build demo docs package test test-long test-sanitize test-asan test-tsan soak fuzz fuzz-build fuzz-record fuzz-seeds bench-kv bench-hosts bench-reduce bench-sas bench-stret bench-sms bench-falcon bench-synthetic format clean
+.PHONY: all deps configure build demo docs package test test-long test-sanitize test-asan test-tsan soak fuzz fuzz-build fuzz-record fuzz-seeds bench-kv bench-hosts bench-traces bench-reduce bench-sas bench-stret bench-sms bench-falcon bench-synthetic format clean
 
 all: build
 
@@ -98,6 +98,11 @@ bench-kv: build
 # the same hosts, S3 by the token bucket and by tc, the synthetic ResNet-50 on one and two hosts.
 bench-hosts: build
 	BUILD=$(BUILD) python3 scripts/bench_hosts.py
+
+# Every policy on PAI's replayed jobs and 10 recorded spreads, against S6's t0 and the traces'
+# floors (TURNS, SPREAD_JOBS, POLICIES, ITERS: scripts/bench_traces.py).
+bench-traces: build
+	BUILD=$(BUILD) python3 scripts/bench_traces.py
 
 bench-sas: build
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 python3 tests/e2e/check_sas.py \

@@ -14,12 +14,12 @@ namespace pacer {
 namespace bench {
 namespace {
 
-// S8's replays of PAI's job 1 (worker 6 straggles from iteration 1811) and job 2 (steady
-// heterogeneity); S8-small is job 1's workers 3 to 6 from iteration 1780, so that a short run of
-// 4 workers sees worker 3 turn slow at clock 31.
+// S8's replays of PAI's job 1 from its iteration 1700 (worker 6 straggles from 1811, clock 111)
+// and of job 2 (steady heterogeneity); S8-small is job 1's workers 3 to 6 from iteration 1780, so
+// that a short run of 4 workers sees worker 3 turn slow at clock 31.
 std::vector<std::string> ProductionReplay(const std::string& scenario) {
   const std::string dir = FLAGS_traces + "/pai-2020-minibatch/";
-  if (scenario == "S8") return {"trace:" + dir + "job_1_norm.csv"};
+  if (scenario == "S8") return {"trace:" + dir + "job_1_norm.csv:from=1700"};
   if (scenario == "S8-job2") return {"trace:" + dir + "job_2_norm.csv"};
   return {"trace:" + dir + "job_1_norm.csv:from=1780:workers=3+4+5+6"};
 }
