@@ -19,9 +19,10 @@ class Node;  // what a Session is inside (src/ps/node/node.h)
 
 /// One node of a Pacer job. Constructing a Session joins the job: it initializes MPI if the
 /// program has not (an existing training code may have), assigns this rank its role (rank 0
-/// scheduler, ranks 1..servers servers, the rest workers) and brings the transport up. Every rank
-/// constructs its Session at the same point (it is collective). Finalize (or the destructor) waits
-/// until every node has finalized, then tears down; requests in flight must be waited for before.
+/// scheduler, `servers` ranks placed by `server_placement`, the rest workers) and brings the
+/// transport up. Every rank constructs its Session at the same point (it is collective). Finalize
+/// (or the destructor) waits until every node has finalized, then tears down; requests in flight
+/// must be waited for before.
 class Session {
  public:
   /// Joins the job with `config`. Throws Error naming the flag for a value its row refuses, or
@@ -34,7 +35,9 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  /// This rank's role: rank 0 is the scheduler, ranks 1..servers the servers, the rest workers.
+  /// This rank's role: rank 0 is the scheduler, `servers` ranks the servers (ranks 1..servers on
+  /// one host or with `--server_placement=pack`, one per host in turn with `spread`), the rest
+  /// workers.
   Role role() const;
   /// Whether this rank is the scheduler (rank 0).
   bool is_scheduler() const { return role() == Role::kScheduler; }

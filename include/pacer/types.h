@@ -9,8 +9,8 @@ namespace pacer {
 /// evenly over the servers.
 using Key = uint64_t;
 
-/// A rank's part in the job: kScheduler (rank 0), kServer (ranks 1..servers) or kWorker (the
-/// rest).
+/// A rank's part in the job: kScheduler (rank 0), kServer (the ranks `--server_placement` picks)
+/// or kWorker (the rest).
 enum class Role { kScheduler, kServer, kWorker };
 
 /// "scheduler", "server" or "worker".
