@@ -4,7 +4,8 @@
 Each host has its own address on a /24 of its own, its own host name, its own /tmp, /dev/shm,
 System V IPC, process ids and boot id, so that nothing between two hosts can go through shared
 memory or a cross-memory read: what two ranks on different hosts exchange crosses the veth links,
-over TCP.
+over TCP. The folders a job needs under /tmp stay seen in every host's /tmp: the repository, the
+working folder and those in $PACER_HOSTS_KEEP (colon-separated).
 A host's link can be shaped with tc (tbf caps its rate, netem adds delay) in both directions.
 
 mpirun reaches the hosts through an rsh agent that enters a host's namespaces (`pacer-hosts-agent
@@ -133,6 +134,7 @@ class Hosts:
         for name in self.names:
             with open(os.path.join(self.dir, f"boot_id.{name}"), "w") as out:
                 out.write(f"{uuid.uuid4()}\n")
+            os.mkdir(os.path.join(self.dir, f"tmp.{name}"))  # where the agent keeps /tmp seen
         with open(os.path.join(self.dir, "namespaces"), "w") as out:
             for address, ns, name in zip(self.addresses, self.namespaces, self.names):
                 out.write(f"{address} {ns} {name}\n")
@@ -188,6 +190,9 @@ class Hosts:
             "OMPI_MCA_orte_default_hostfile": os.path.join(self.dir, "hostfile"),
             "OMPI_MCA_oob_tcp_if_include": f"{self.subnet}.0/24",
             "OMPI_MCA_btl_tcp_if_include": f"{self.subnet}.0/24",
+            # mpirun's ranks start in its working folder, which the hosts' /tmp must show.
+            "PACER_HOSTS_KEEP": ":".join(
+                p for p in (os.getcwd(), os.environ.get("PACER_HOSTS_KEEP")) if p),
         })
         return env
 
