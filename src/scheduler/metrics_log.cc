@@ -52,7 +52,7 @@ void MetricsLog::Job(const Config& config, int workers, int servers) {
   for (size_t i = 0; i < config.inject.size(); ++i) {
     line += (i == 0 ? "\"" : ",\"") + JsonEscaped(config.inject[i]) + "\"";
   }
-  Write(line + "]}\n", true);
+  Write(line + "],\"inject_seed\":" + std::to_string(config.inject_seed) + "}\n", true);
 }
 
 void MetricsLog::OnIteration(int index, int rank, const IterationReport& r) {

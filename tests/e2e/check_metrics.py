@@ -25,7 +25,8 @@ ITER_FIELDS = {"type": str, "rank": int, "role": str, "index": int, "iter": int,
                "bytes_out": int, "bytes_in": int, "batch": int, "version": int,
                "partner_rank": int, "tasks": int, "tasks_moved": int, "task_share": int,
                "t_start_s": float}
-JOB_FIELDS = {"type": str, "workers": int, "servers": int, "sync": str, "inject": list}
+JOB_FIELDS = {"type": str, "workers": int, "servers": int, "sync": str, "inject": list,
+              "inject_seed": int}
 SERVER_FIELDS = {"type": str, "rank": int, "index": int, "t_s": float, "service_us_per_mb": float,
                  "queue": int, "bytes_in": int, "bytes_out": int, "keys": int}
 DECISION_FIELDS = {"type": str, "iter": int, "t_s": float, "policy": str, "target_rank": int,
@@ -76,7 +77,7 @@ def main():
     check_fields(records[0], JOB_FIELDS)
     inject = f"worker:{SLOW_WORKER}:compute=3x@period=1000:{1000 - SLOW_FROM}"
     if records[0] != {"type": "job", "workers": 3, "servers": 2, "sync": "bsp",
-                      "inject": [inject]}:
+                      "inject": [inject], "inject_seed": 1}:
         sys.exit(f"the job's record is {records[0]}")
     iters = [r for r in records if r["type"] == "iter"]
     decisions = [r for r in records if r["type"] == "decision"]

@@ -18,12 +18,17 @@ worker's measured compute must be within 5% of the trace's scaled time at the me
 run (the issue's fidelity target), and worker 3 (trace worker 6) must be slower after the trace's
 straggler emerges (iteration 1811) than before. pacer-report's floors from the trace (BSP's: the
 slowest worker's scaled time; work-sharing's: N / sum 1/t_i; means over the clocks that ran) must
-be those computed here, and the run's mean iteration at least 0.95 x BSP's floor.
+be those computed here, and the run's mean iteration at least 0.95 x BSP's floor. Then a spread
+(--inject=spread:...coefficient_variation.csv:job=0, --inject_seed=7): the draws, repeated here
+from the seed, must account for each worker's compute (9 of 10 iterations within 5% of the run's
+median compute over the draw; another seed's draws scatter by about 10%), and pacer-report's
+floors for it must be those computed here.
 """
 import bisect
 import collections
 import csv
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -78,7 +83,7 @@ def s8_small(mpirun, scenario, traces, report):
         with open(figures) as f:
             stated = json.load(f)
     ratios, slow = collections.defaultdict(list), collections.defaultdict(list)
-    scaled = collections.defaultdict(dict)  # clock -> worker -> the trace's scaled time / base
+    scaled = collections.defaultdict(dict)  # clock -> worker -> the trace's slowdown
     for r in records:
         if r["type"] == "iter":
             at = start + r["clock"]
@@ -88,9 +93,7 @@ def s8_small(mpirun, scenario, traces, report):
             if r["index"] == 3:
                 slow[at >= 1811].append(r["t_comp_ms"])
     base = COMPUTE_MS * statistics.median(x for v in ratios.values() for x in v)
-    bsp = statistics.fmean(base * max(m.values()) for m in scaled.values())
-    sharing = statistics.fmean(WORKERS / sum(1 / (base * x) for x in m.values())
-                               for m in scaled.values())
+    bsp, sharing = floors_of({c: {w: base * x for w, x in m.items()} for c, m in scaled.items()})
     floors = stated["trace_floors"]
     print(f"floors: BSP {bsp:.3f} ms, work-sharing {sharing:.3f} ms; pacer-report: "
           f"{floors['bsp_floor_ms']:.3f}, {floors['sharing_floor_ms']:.3f}; mean iteration "
@@ -111,9 +114,68 @@ def s8_small(mpirun, scenario, traces, report):
         sys.exit("worker 3 did not turn slow where the trace's worker 6 does")
 
 
+def draw(seed, worker, clock, cv):
+    """The library's spread draw (FaultSpec::MultiplierAt): a lognormal of mean 1 and `cv`, its
+    normal from two splitmix hashes of (seed, worker, clock) by Box-Muller."""
+    def uniform(seed):
+        mask = (1 << 64) - 1
+        z = (seed ^ (worker * 0x9E3779B97F4A7C15) ^ (clock * 0xD1B54A32D192ED03)) & mask
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        return ((z ^ (z >> 31)) >> 11) / 2.0 ** 53
+    sigma2 = math.log(1 + cv * cv)
+    normal = (math.sqrt(-2 * math.log(1 - uniform(seed))) *
+              math.cos(2 * math.pi * uniform(seed ^ ((1 << 64) - 1))))
+    return math.exp(math.sqrt(sigma2) * normal - sigma2 / 2)
+
+
+def floors_of(scaled):
+    """BSP's and work-sharing's floors, means over the clocks, of {clock: {worker: ms}}."""
+    return (statistics.fmean(max(m.values()) for m in scaled.values()),
+            statistics.fmean(len(m) / sum(1 / x for x in m.values()) for m in scaled.values()))
+
+
+def spread(mpirun, scenario, traces, report):
+    table = os.path.join(traces, "pai-2020-minibatch", "coefficient_variation.csv")
+    with open(table) as f:
+        cv = [float(x) for x in f.read().splitlines()[1].split(",")[1:] if x]
+    with tempfile.TemporaryDirectory() as tmp:
+        records = metrics_of([mpirun, "--oversubscribe", "-np", str(2 + WORKERS), scenario,
+                              "--servers", "1", f"--inject=spread:{table}:job=0",
+                              "--inject_seed=7", f"--iters={ITERATIONS}",
+                              f"--compute_ms={COMPUTE_MS}"], tmp)
+        figures = os.path.join(tmp, "figures.json")
+        subprocess.run([report, os.path.join(tmp, "metrics.jsonl"), "-o",
+                        os.path.join(tmp, "report.png"), f"--json={figures}"], check=True,
+                       timeout=120)
+        with open(figures) as f:
+            stated = json.load(f)["trace_floors"]
+    iterations = [r for r in records if r["type"] == "iter"]
+    def ratios(seed):
+        return [r["t_comp_ms"] / draw(seed, r["index"], r["clock"], cv[r["clock"]])
+                for r in iterations]
+    base = statistics.median(ratios(7))
+    close = sum(abs(x / base - 1) <= 0.05 for x in ratios(7)) / len(iterations)
+    other = sum(abs(x / statistics.median(ratios(8)) - 1) <= 0.05 for x in ratios(8))
+    print(f"spread job 0, seed 7: {close:.0%} of iterations within 5% of the median compute over "
+          f"the draw ({base:.2f} ms); with seed 8's draws {other / len(iterations):.0%}")
+    if close < 0.9:
+        sys.exit("the workers' compute does not follow the spread's draws")
+    scaled = collections.defaultdict(dict)
+    for r in iterations:
+        scaled[r["clock"]][r["index"]] = base * draw(7, r["index"], r["clock"], cv[r["clock"]])
+    bsp, sharing = floors_of(scaled)
+    print(f"spread floors: BSP {bsp:.3f} ms, work-sharing {sharing:.3f} ms; pacer-report: "
+          f"{stated['bsp_floor_ms']:.3f}, {stated['sharing_floor_ms']:.3f}")
+    if (abs(stated["bsp_floor_ms"] - bsp) > 1e-6 * bsp or
+            abs(stated["sharing_floor_ms"] - sharing) > 1e-6 * sharing):
+        sys.exit("pacer-report's floors are not the spread's")
+
+
 def main():
     if sys.argv[1] == "--s8-small":
-        return s8_small(*sys.argv[2:6])
+        s8_small(*sys.argv[2:6])
+        return spread(*sys.argv[2:6])
     mpirun, example, trace = sys.argv[1:4]
     if not os.path.exists(trace):
         print(f"skipped: no trace at {trace}")
