@@ -14,13 +14,13 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
 #include "app_roles.h"
 #include "batch_shrink.h"
 #include "flag_names.h"
+#include "learning_rate_steps.h"
 #include "percentile.h"
 #include "scenario_presets.h"
 #include "softmax_regression.h"
@@ -85,24 +85,6 @@ Plan MakePlan(size_t train_size, int workers) {
   plan.planned = static_cast<int64_t>(FLAGS_epochs * static_cast<double>(plan.per_epoch));
   plan.total = FLAGS_max_iters > 0 ? std::min(plan.planned, FLAGS_max_iters) : plan.planned;
   return plan;
-}
-
-// --lr-decay-at as the optimizer's lr_steps: clocks of the planned run.
-std::string LearningRateSteps(int64_t planned) {
-  std::string steps;
-  std::stringstream fractions(FLAGS_lr_decay_at);
-  std::string fraction;
-  while (std::getline(fractions, fraction, ',')) {
-    char* end = nullptr;
-    const double f = std::strtod(fraction.c_str(), &end);
-    if (fraction.empty() || *end != '\0' || !(f > 0 && f < 1)) {
-      throw std::invalid_argument("--lr-decay-at=" + FLAGS_lr_decay_at +
-                                  ": expected fractions of the run between 0 and 1");
-    }
-    steps += (steps.empty() ? "" : "/") +
-             std::to_string(std::max<int64_t>(1, static_cast<int64_t>(f * planned)));
-  }
-  return steps;
 }
 
 // Seeds a computation's randomness by what it computes, not by who: a task moved to another
@@ -381,16 +363,9 @@ int RunTrainingApp(int argc, char** argv, const TrainingApp& app) {
     planned = MakePlan(app.make(false, false)->train_size(), num_workers).planned;
   }
   MPI_Bcast(&planned, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
-  // An --optimizer with its own lr_steps overrides the app's default schedule, not a given one.
-  const bool own_steps = config.optimizer.find("lr_steps") != std::string::npos;
-  if (own_steps && !gflags::GetCommandLineFlagInfoOrDie("lr_decay_at").is_default) {
-    throw std::invalid_argument("--lr-decay-at with --optimizer=" + config.optimizer +
-                                ", which has its own lr_steps");
-  }
-  if (!FLAGS_lr_decay_at.empty() && !FLAGS_synthetic && !own_steps) {
-    config.optimizer += (config.optimizer.find(':') == std::string::npos ? ":" : ",") +
-                        std::string("lr_steps=") + LearningRateSteps(planned);
-  }
+  config.optimizer = WithLearningRateSteps(
+      config.optimizer, FLAGS_synthetic ? "" : FLAGS_lr_decay_at,
+      !gflags::GetCommandLineFlagInfoOrDie("lr_decay_at").is_default, planned);
   Session session(config);
   std::unique_ptr<Workload> model;
   if (session.is_worker()) model = app.make(session.role_index() == 0, FLAGS_synthetic);
