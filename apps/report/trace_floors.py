@@ -105,8 +105,9 @@ def slowdowns(spec, trace, workers, clock):
 
 
 def floors(job, iters):
-    """The floors of a run that replayed a trace, or None: {'base_ms', 'bsp_floor_ms',
-    'sharing_floor_ms', 'scaled': {worker: [(t_start_s, ms)]}}."""
+    """The floors of a run that replayed a trace, or None: {'base_ms', 'worker_base_ms':
+    {worker: its own median}, 'bsp_floor_ms', 'sharing_floor_ms', 'scaled': {worker:
+    [(t_start_s, ms)]}}."""
     specs = [parse_spec(s) for s in job.get("inject", [])]
     specs = [s for s in specs if s]
     if len(specs) != 1:
@@ -124,15 +125,17 @@ def floors(job, iters):
         def at(clock):
             return [spread.slowdown(seed, w, clock, spec["from"]) for w in range(workers)]
     by_clock = {}
-    ratios = []
+    ratios = {}
     for index, records in iters.items():
         for r in records:
             m = by_clock.setdefault(r["clock"], at(r["clock"]))
-            ratios.append(r["t_comp_ms"] / m[index])
-    base = statistics.median(ratios)
+            ratios.setdefault(index, []).append(r["t_comp_ms"] / m[index])
+    base = statistics.median(x for r in ratios.values() for x in r)
     bsp = [base * max(m) for m in by_clock.values()]
     sharing = [workers / sum(1 / (base * x) for x in m) for m in by_clock.values()]
     scaled = {index: [(r["t_start_s"], base * by_clock[r["clock"]][index]) for r in records]
               for index, records in iters.items()}
-    return {"base_ms": base, "bsp_floor_ms": statistics.fmean(bsp),
+    return {"base_ms": base,
+            "worker_base_ms": {index: statistics.median(r) for index, r in ratios.items()},
+            "bsp_floor_ms": statistics.fmean(bsp),
             "sharing_floor_ms": statistics.fmean(sharing), "scaled": scaled}
