@@ -1,12 +1,14 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace pacer {
 
 /// How servers turn the workers' gradients into updates (../docs: STRAGGLERS.md section 2).
-/// Spelled as `--sync` takes it: "bsp", "asp", "ssp:S", "backup:B", "dynsgd", "consgd", "consgd:C"
-/// or "epsp:S".
+/// Spelled as `--sync` takes it: "bsp", "asp", "ssp:S", "backup:B", "dynsgd", "consgd", "consgd:C",
+/// "epsp:S" or "groups:S:G" (G: each group's workers joined by '+', groups by '/', as in
+/// "groups:2:0+1+2/3").
 struct SyncMode {
   /// The rule; staleness, backups and scale are its parameters.
   enum class Kind {
@@ -21,16 +23,26 @@ struct SyncMode {
     /// pushes add up to BSP's update, exactly so under plain SGD), with workers' tasks granted by
     /// the scheduler, so pioneers take stragglers' tasks (GradientSync::NextTask).
     kEpsp,
+    /// STRN's groups: BSP within each group of workers (one update per group and clock, the
+    /// mean of its members' gradients), asynchronous across groups (each group's update applied
+    /// as it resolves), a group at most `staleness` clocks ahead of the slowest group.
+    kGroups,
   };
   Kind kind = Kind::kBsp;  ///< the rule
   int staleness = 0;       ///< kSsp, kEpsp: clocks a worker may run ahead of the slowest
   int backups = 0;         ///< kBackup: gradients an iteration's update does without
   double scale = 0;        ///< kConSgd; 0 means 1 / num_workers
+  std::vector<std::vector<int>> groups;  ///< kGroups: each group's workers, by role index
 
   /// Throws pacer::Error naming the part of `text` that is wrong.
   static SyncMode Parse(const std::string& text);
   /// The mode as `--sync` spells it; Parse reads it back.
   std::string ToString() const;
+  /// Throws pacer::Error unless the mode fits a job of `num_workers`: backups leave a worker to
+  /// wait for, and groups hold each worker exactly once.
+  void CheckFits(int num_workers) const;
+  /// kGroups: the index of the group that holds `worker`, or -1.
+  int GroupOf(int worker) const;
   /// Whether each gradient is applied on its own as it arrives (else once per iteration).
   bool on_arrival() const {
     return kind != Kind::kBsp && kind != Kind::kBackup && !(kind == Kind::kEpsp && staleness == 0);
@@ -38,12 +50,13 @@ struct SyncMode {
   /// Whether a worker may start clock c before clock c - staleness - 1 is complete (else only
   /// once clock c - 1 is).
   bool bounded_staleness() const {
-    return kind == Kind::kSsp || (kind == Kind::kEpsp && staleness > 0);
+    return kind == Kind::kSsp || (kind == Kind::kEpsp && staleness > 0) || kind == Kind::kGroups;
   }
 
   /// The same rule with the same parameters.
   bool operator==(const SyncMode& o) const {
-    return kind == o.kind && staleness == o.staleness && backups == o.backups && scale == o.scale;
+    return kind == o.kind && staleness == o.staleness && backups == o.backups && scale == o.scale &&
+           groups == o.groups;
   }
   /// Not the same rule or not the same parameters.
   bool operator!=(const SyncMode& o) const { return !(*this == o); }

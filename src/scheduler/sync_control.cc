@@ -31,9 +31,10 @@ class ModeSwitchCoordinator {
       throw Error(StrCat("cannot switch to ", name, " from --sync=", sync,
                          ": epsp is chosen at the start of a job, not switched to or from"));
     }
-    if (mode.kind == SyncMode::Kind::kBackup && mode.backups >= workers) {
-      throw Error(StrCat("cannot switch to ", name, ": ", mode.backups,
-                         " backup workers leave none of the ", workers, " workers to wait for"));
+    try {
+      mode.CheckFits(workers);
+    } catch (const Error& e) {
+      throw Error(StrCat("cannot switch to ", e.what()));
     }
     const int64_t first_clock = Broadcast(proto::SYNC_PREPARE, "", 0).clock;
     Broadcast(proto::SYNC_COMMIT, name, first_clock);

@@ -44,7 +44,8 @@ struct WaitingPull {
   std::vector<Key> keys;
   int64_t clock;
   std::function<void()> serve;
-  int own_push_of;
+  int worker;  // the pulling worker's index, or -1
+  bool after_own_push;
   std::function<void()> redirect;
   bool cancelled = false;
 };
@@ -62,10 +63,18 @@ struct KeyState {
   std::vector<Gradient> held;
   size_t switches_done = 0;
   SyncMode mode;
+  // Under kGroups, each group's first clock not resolved (`complete` is the slowest group's).
+  std::vector<int64_t> group_complete;
   int64_t applied = 0;
   int64_t dropped = 0;
   int64_t pushes = 0;
   std::vector<std::shared_ptr<WaitingPull>> waiters;
+
+  // Follows `next` from the completed clock on.
+  void SetMode(const SyncMode& next) {
+    mode = next;
+    group_complete.assign(next.kind == SyncMode::Kind::kGroups ? next.groups.size() : 0, complete);
+  }
 };
 
 }  // namespace pacer

@@ -24,6 +24,7 @@ Buffer KeyStateCodec::Encode(const KeyState& k) const {
     out.PutArray(mode.data(), mode.size());
     out.PutArray(k.last_clock);
     out.PutArray(k.arrived);
+    out.PutArray(k.group_complete);
     k.params->Encode(out);
     out.Put(static_cast<uint64_t>(k.aggregates.size()));
     for (const auto& [clock, a] : k.aggregates) {
@@ -59,12 +60,19 @@ KeyState KeyStateCodec::Decode(Key key, const Buffer& record, size_t switches) c
   k.mode = SyncMode::Parse(std::string(mode.begin(), mode.end()));
   k.last_clock = in.GetArray<int64_t>();
   k.arrived = in.GetArray<int64_t>();
+  k.group_complete = in.GetArray<int64_t>();
   if (k.last_clock.size() != static_cast<size_t>(num_workers_) ||
       k.arrived.size() != static_cast<size_t>(num_workers_) || k.switches_done > switches) {
     throw Error(StrCat(in.what(), ": clocks of ", k.arrived.size(), " workers and ",
                        k.switches_done, " mode switches; this job has ", num_workers_,
                        " workers and ", switches, " switches"));
   }
+  const size_t groups = k.mode.kind == SyncMode::Kind::kGroups ? k.mode.groups.size() : 0;
+  if (k.group_complete.size() != groups) {
+    throw Error(StrCat(in.what(), ": clocks of ", k.group_complete.size(), " groups under ",
+                       k.mode.ToString()));
+  }
+  k.mode.CheckFits(num_workers_);
   k.params = ParameterState::Decode(in, allocate_);
   const size_t count = k.params->size();
   // The next array of the record, copied into recycled memory; a withheld gradient's may be empty.

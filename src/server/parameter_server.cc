@@ -156,8 +156,8 @@ class ParameterShards {
     const int64_t clock = meta.push && !meta.init ? meta.clock + 1 : meta.clock;
     engine.Pull(
         std::vector<Key>(keys, keys + n), clock,
-        [this, meta, data, &engine] { Serve(meta, data.keys, engine); },
-        meta.after_own_push ? worker : -1, [this, meta] { requests_.Redirect(meta); });
+        [this, meta, data, &engine] { Serve(meta, data.keys, engine); }, worker,
+        meta.after_own_push, [this, meta] { requests_.Redirect(meta); });
   }
 
   // SMS's skip: a push "same as last" takes the values kept for its worker; checked before any

@@ -22,9 +22,10 @@ SyncEngine::SyncEngine(const Options& options, Reducer& reducer, ParameterState:
 }
 
 void SyncEngine::CheckMode(const SyncMode& mode) const {
-  if (mode.kind == SyncMode::Kind::kBackup && mode.backups >= num_workers_) {
-    throw Error(StrCat("--sync=", mode.ToString(), ": ", mode.backups,
-                       " backup workers leave none of the ", num_workers_, " workers to wait for"));
+  try {
+    mode.CheckFits(num_workers_);
+  } catch (const Error& e) {
+    throw Error(StrCat("--sync=", e.what()));
   }
 }
 
@@ -46,7 +47,7 @@ void SyncEngine::Init(Key key, int worker, const float* values, size_t count) {
   k.params = std::make_unique<ParameterState>(values, count, allocate_);
   k.last_clock.assign(num_workers_, -1);
   k.arrived.assign(num_workers_, -1);
-  k.mode = mode_;
+  k.SetMode(mode_);
   k.switches_done = switches_.size();
   Wake(k);
 }
@@ -56,8 +57,14 @@ bool SyncEngine::Holds(const KeyState& k, int64_t clock) const {
   return k.switches_done < switches_.size() && clock >= switches_[k.switches_done].first_clock;
 }
 
-bool SyncEngine::Ready(const KeyState& k, int64_t clock) const {
+bool SyncEngine::Ready(const KeyState& k, int64_t clock, int worker) const {
   if (!k.params || Holds(k, clock)) return false;
+  if (k.mode.kind == SyncMode::Kind::kGroups) {
+    const int group = worker < 0 ? -1 : k.mode.GroupOf(worker);
+    if (group < 0) return k.complete >= clock;
+    return k.group_complete[static_cast<size_t>(group)] >= clock &&
+           k.complete >= clock - k.mode.staleness;
+  }
   if (!k.mode.on_arrival()) return k.complete >= clock;
   if (k.mode.bounded_staleness()) return k.complete >= clock - k.mode.staleness;
   return true;
@@ -102,6 +109,12 @@ void SyncEngine::Check(Key key, const Gradient& g) const {
                          ", which the job excluded when it stopped answering"));
     }
     CheckClock(key, k, g.worker, w, g.clock);
+    for (const SyncMode* mode : {&k.mode, &mode_}) {
+      if (mode->kind == SyncMode::Kind::kGroups && mode->GroupOf(w) != mode->GroupOf(g.worker)) {
+        throw Error(StrCat("key ", key, ": worker ", g.worker, " relayed a gradient of worker ", w,
+                           ", which is in another group of ", mode->ToString()));
+      }
+    }
   }
 }
 
@@ -134,7 +147,9 @@ void SyncEngine::Push(Key key, const Gradient& g) {
 void SyncEngine::Process(KeyState& k, const Gradient& g) {
   k.last_clock[g.worker] = g.clock;
   for (int w : g.relayed) k.last_clock[w] = g.clock;
-  if (k.mode.on_arrival()) {
+  if (k.mode.kind == SyncMode::Kind::kGroups) {
+    AccumulateInGroup(k, g);
+  } else if (k.mode.on_arrival()) {
     ApplyOnArrival(k, g);
   } else {
     Accumulate(k, g);
@@ -215,7 +230,9 @@ void SyncEngine::Exclude(int worker) {
   any_excluded_ = true;
   for (auto& [key, k] : keys_) {
     if (!k.params) continue;
-    if (k.mode.on_arrival()) {
+    if (k.mode.kind == SyncMode::Kind::kGroups) {
+      ResolveGroups(k);
+    } else if (k.mode.on_arrival()) {
       ResolveOnArrivalComplete(k);
     } else {
       ResolveOnceComplete(k);
@@ -252,7 +269,7 @@ void SyncEngine::Advance(KeyState& k) {
   for (bool progressed = true; progressed;) {
     while (k.switches_done < switches_.size() &&
            k.complete >= switches_[k.switches_done].first_clock) {
-      k.mode = switches_[k.switches_done++].mode;
+      k.SetMode(switches_[k.switches_done++].mode);
     }
     // Replays what is no longer held (a switch happened, or a prepared switch was committed at a
     // later clock); processing it may resolve a clock and reach the next switch.
@@ -271,13 +288,13 @@ void SyncEngine::Advance(KeyState& k) {
   Wake(k);
 }
 
-void SyncEngine::Pull(std::vector<Key> keys, int64_t clock, std::function<void()> serve,
-                      int own_push_of, std::function<void()> redirect) {
-  if (own_push_of >= num_workers_) {
-    throw Error(StrCat("a pull from worker ", own_push_of, " of ", num_workers_));
+void SyncEngine::Pull(std::vector<Key> keys, int64_t clock, std::function<void()> serve, int worker,
+                      bool after_own_push, std::function<void()> redirect) {
+  if (worker >= num_workers_ || (after_own_push && worker < 0)) {
+    throw Error(StrCat("a pull from worker ", worker, " of ", num_workers_));
   }
-  Wait(std::make_shared<WaitingPull>(
-      WaitingPull{std::move(keys), clock, std::move(serve), own_push_of, std::move(redirect)}));
+  Wait(std::make_shared<WaitingPull>(WaitingPull{std::move(keys), clock, std::move(serve), worker,
+                                                 after_own_push, std::move(redirect)}));
 }
 
 void SyncEngine::Wait(const std::shared_ptr<WaitingPull>& pull) {
@@ -285,8 +302,8 @@ void SyncEngine::Wait(const std::shared_ptr<WaitingPull>& pull) {
   for (Key key : pull->keys) {
     KeyState& k = keys_[key];
     const bool own_push_missing =
-        pull->own_push_of >= 0 && k.params && k.arrived[pull->own_push_of] < pull->clock - 1;
-    if (own_push_missing || !Ready(k, pull->clock)) {
+        pull->after_own_push && k.params && k.arrived[pull->worker] < pull->clock - 1;
+    if (own_push_missing || !Ready(k, pull->clock, pull->worker)) {
       k.waiters.push_back(pull);
       return;
     }

@@ -40,7 +40,9 @@ struct KeyStatus {
 // (BSP, backup) resolve clock t when they apply its update; on-arrival modes when every worker has
 // pushed clock t. A pull for clock c is served when the rule allows a worker to start iteration c:
 // BSP, backup and EPSP(0) once complete >= c, SSP(s) and EPSP(s) once complete >= c - s, the
-// others at once.
+// others at once. Under groups each group resolves its clocks as BSP does over its members, and
+// `complete` is the slowest group's: a worker's pull waits for its group's clock c - 1 and for
+// complete >= c - s.
 //
 // Switching: PrepareSwitch returns the first clock this engine has not seen and holds pushes from
 // it on; CommitSwitch(mode, T) with T at least every engine's answer makes clocks < T follow the
@@ -69,12 +71,12 @@ class SyncEngine {
   // Throws what Push would for `gradient`, changing nothing (to check a request before applying
   // any of it).
   void Check(Key key, const Gradient& gradient) const;
-  // Calls `serve` (once) when every key is ready for a worker starting `clock`: now, or from the
-  // Init, Push or CommitSwitch that makes them so. With `own_push_of` set (a worker index), also
-  // not before that worker's push of clock - 1 has arrived.
-  // If a key moves away first (Export), `redirect` runs instead.
-  void Pull(std::vector<Key> keys, int64_t clock, std::function<void()> serve, int own_push_of = -1,
-            std::function<void()> redirect = nullptr);
+  // Calls `serve` (once) when every key is ready for `worker` (its index; -1 for a pull of no
+  // worker's, which waits as for the slowest) starting `clock`: now, or from the Init, Push or
+  // CommitSwitch that makes them so. With `after_own_push`, also not before that worker's push of
+  // clock - 1 has arrived. If a key moves away first (Export), `redirect` runs instead.
+  void Pull(std::vector<Key> keys, int64_t clock, std::function<void()> serve, int worker = -1,
+            bool after_own_push = false, std::function<void()> redirect = nullptr);
 
   // Goes on without `worker` (lost; Cluster::SurviveLosses): clocks resolve once the others
   // pushed, its later pushes are refused, and pulls that waited only for it are served. A clock's
@@ -123,7 +125,7 @@ class SyncEngine {
   // Throws Error unless `clock` is above the last one `worker` pushed (`pusher` pushed it).
   void CheckClock(Key key, const KeyState& k, int pusher, int worker, int64_t clock) const;
   bool Holds(const KeyState& k, int64_t clock) const;
-  bool Ready(const KeyState& k, int64_t clock) const;
+  bool Ready(const KeyState& k, int64_t clock, int worker) const;
   void Process(KeyState& k, const Gradient& g);
   void Accumulate(KeyState& k, const Gradient& g);
   // Adds a gradient's values to a clock's sum.
@@ -135,6 +137,11 @@ class SyncEngine {
   void ResolveOnceComplete(KeyState& k);
   // The first clock a live worker has not pushed.
   void ResolveOnArrivalComplete(KeyState& k);
+  // The groups rule (sync_engine_groups.cc): a gradient into its group's sum of its clock, and
+  // each group's clocks applied once their live members pushed.
+  void AccumulateInGroup(KeyState& k, const Gradient& g);
+  void ResolveGroups(KeyState& k);
+  int NeededInGroup(const KeyState& k, int group, int64_t clock) const;
   // The optimizer's step with the learning rate of `clock` (the gradient's iteration).
   void Update(KeyState& k, const float* grad, double grad_scale, int64_t clock);
   // Carries out the switches the key has reached and replays what they held; then serves the

@@ -74,7 +74,7 @@ void SyncEngine::Resume(Key key, const Buffer& record) {
   codec_.DecodeCheckpoint(key, record, &k);
   k.last_clock.assign(num_workers_, k.complete - 1);
   k.arrived.assign(num_workers_, k.complete - 1);
-  k.mode = mode_;
+  k.SetMode(mode_);
   k.switches_done = switches_.size();
   max_clock_seen_ = std::max(max_clock_seen_, k.complete - 1);
   Wake(k);

@@ -144,41 +144,6 @@ TEST(SyncEngineTest, AspAppliesEachGradientOnArrival) {
   EXPECT_EQ(e->Status(1).complete, 0);  // worker 1 has pushed nothing
 }
 
-// Workers act in a random order; one that is waiting for its pull cannot act. At every start of
-// an iteration, its clock minus the clock of the slowest worker (pushes it issued) is the gap.
-int MaxClockGap(const std::string& mode, int workers, int iterations, uint64_t seed) {
-  Engine e(workers, mode);
-  e.Init(3, {0});
-  std::mt19937_64 rng(seed);
-  std::vector<int64_t> clock(workers, 0);  // the iteration each worker computes
-  std::vector<std::shared_ptr<bool>> ready(workers);
-  int max_gap = 0;
-  auto start = [&](int w) {
-    int64_t slowest = *std::min_element(clock.begin(), clock.end());
-    max_gap = std::max(max_gap, static_cast<int>(clock[w] - slowest));
-  };
-  for (int w = 0; w < workers; ++w) start(w);
-  for (int step = 0; step < iterations * workers * 4; ++step) {
-    // The last worker is slow: it gets a turn a quarter as often.
-    int w = static_cast<int>(rng() % (workers + 2));
-    if (w >= workers) w = static_cast<int>(rng() % (workers - 1));
-    if (w == workers - 1 && rng() % 4 != 0) continue;
-    if (ready[w]) {
-      if (!*ready[w]) continue;  // still blocked in its pull
-      ready[w].reset();
-      start(w);
-      continue;
-    }
-    if (clock[w] >= iterations) continue;
-    e.Push(3, w, clock[w], {1});
-    ++clock[w];
-    ready[w] = std::make_shared<bool>(false);
-    auto flag = ready[w];
-    e->Pull({3}, clock[w], [flag] { *flag = true; });
-  }
-  return max_gap;
-}
-
 TEST(SyncEngineTest, SspKeepsTheClockGapWithinTheBound) {
   for (int s : {0, 1, 2, 4}) {
     int gap = MaxClockGap("ssp:" + std::to_string(s), 4, 60, 11 + s);
