@@ -94,12 +94,15 @@ void ApplyPolicy(const std::string& policy, Config* config) {
       config->comm_policy = "stret";
     } else if (part == "sms") {
       config->predicted_policy = "sms";
+    } else if (part == "strn") {
+      config->sync = "auto";
     } else {
       try {
         config->sync = SyncMode::Parse(part).ToString();
       } catch (const Error& e) {
         throw std::invalid_argument("--policy=" + policy + ": '" + part +
-                                    "' is not sas, stret, sms or a sync mode (" + e.what() + ")");
+                                    "' is not sas, stret, sms, strn or a sync mode (" + e.what() +
+                                    ")");
       }
     }
   }

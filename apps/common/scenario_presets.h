@@ -26,8 +26,9 @@ struct JobShape {
 std::vector<std::string> ScenarioInjects(const std::string& scenario, const JobShape& job);
 
 // Sets a policy's options: a baseline's --sync mode (they are the same words), sas (--balance=sas),
-// stret (--comm_policy=stret) or sms (--predicted_policy=sms), or several joined by '+' (sms+stret,
-// sms+epsp:0), under BSP unless one names a sync mode. Throws std::invalid_argument for a policy
+// stret (--comm_policy=stret), sms (--predicted_policy=sms) or strn (--sync=auto: STRN's chooser
+// picks the mode), or several joined by '+' (sms+stret, sms+epsp:0), under BSP unless one names a
+// sync mode. Throws std::invalid_argument for a policy
 // this build does not know.
 void ApplyPolicy(const std::string& policy, Config* config);
 

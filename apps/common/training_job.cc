@@ -318,7 +318,7 @@ void CheckFlags() {
 // Every worker checkpoints at the same clock; backup workers skip clocks.
 void CheckCheckpointMode(const Config& config) {
   if (!FLAGS_checkpoint_dir.empty() &&
-      SyncMode::Parse(config.sync).kind == SyncMode::Kind::kBackup) {
+      SyncMode::Starting(config.sync).kind == SyncMode::Kind::kBackup) {
     throw std::invalid_argument("--checkpoint-dir with --sync=" + config.sync +
                                 ": backup workers skip clocks, and a checkpoint needs every "
                                 "worker at the same one");

@@ -282,7 +282,7 @@ def draw_workers(axes, iters, decisions, title):
               "predicted": ":"}
     seen = set()
     for d in decisions:
-        if d["kind"] in ("server", "migration") or d.get("policy") in ("stret", "sms"):
+        if d["kind"] in ("server", "migration") or d.get("policy") in ("stret", "sms", "strn"):
             continue
         label = f"{d['action']} worker {d['target_index']}: {d['kind']} (iteration {d['iter']})"
         key = (d["action"], d["target_index"], d["kind"])
@@ -292,6 +292,11 @@ def draw_workers(axes, iters, decisions, title):
                          alpha=0.9 if d["action"] == "flag" else 0.3,
                          label=None if key in seen or axis is iteration else label)
         seen.add(key)
+    # STRN's switches of the sync mode (--sync=auto).
+    for d in decisions:
+        if d.get("policy") == "strn" and d["action"] == "switch":
+            iteration.axvline(d["t_s"], color="black", linestyle=(0, (1, 3)),
+                              label=f"sync {d['from']} to {d['mode']} (iteration {d['iter']})")
     # STRET's relays: a band over the iteration times while a straggler's gradients went through
     # its partner.
     end_s = max((r["t_start_s"] for records in iters.values() for r in records), default=0)

@@ -26,6 +26,9 @@ struct IterationStats {
   int64_t pushes_skipped = 0;
   int64_t batch_size = 0;  ///< the batch size run (see GradientSync::batch_size)
   int64_t version = 0;     ///< lowest parameter version received
+  /// Under --sync=auto: the squared norm of the gradients pushed, as the application passed them
+  /// (STRN's gradient noise scale compares it between batch sizes); else 0.
+  double gradient_norm2 = 0;
 };
 
 }  // namespace pacer

@@ -8,7 +8,7 @@ namespace pacer {
 /// How servers turn the workers' gradients into updates (../docs: STRAGGLERS.md section 2).
 /// Spelled as `--sync` takes it: "bsp", "asp", "ssp:S", "backup:B", "dynsgd", "consgd", "consgd:C",
 /// "epsp:S" or "groups:S:G" (G: each group's workers joined by '+', groups by '/', as in
-/// "groups:2:0+1+2/3").
+/// "groups:2:0+1+2/3"). A job's `--sync` may also be "auto" (see Starting).
 struct SyncMode {
   /// The rule; staleness, backups and scale are its parameters.
   enum class Kind {
@@ -36,6 +36,9 @@ struct SyncMode {
 
   /// Throws pacer::Error naming the part of `text` that is wrong.
   static SyncMode Parse(const std::string& text);
+  /// The mode a job of `--sync=sync` starts in: bsp for "auto" (STRN's chooser switches from it
+  /// once it has profiled the job), else Parse(sync).
+  static SyncMode Starting(const std::string& sync);
   /// The mode as `--sync` spells it; Parse reads it back.
   std::string ToString() const;
   /// Throws pacer::Error unless the mode fits a job of `num_workers`: backups leave a worker to

@@ -37,7 +37,7 @@ Check Above(double bound) { return {Check::kAbove, bound}; }
 Check OneOf(const char* choices) { return {Check::kOneOf, 0, choices}; }
 Check Parses(void (*parse)(const std::string&)) { return {Check::kParses, 0, "", parse}; }
 
-void ValidSyncMode(const std::string& text) { SyncMode::Parse(text); }
+void ValidSyncMode(const std::string& text) { SyncMode::Starting(text); }
 void ValidOptimizer(const std::string& text) { OptimizerSpec::Parse(text); }
 
 template <typename Number>

@@ -93,6 +93,10 @@ SyncMode SyncMode::Parse(const std::string& text) {
   return m;
 }
 
+SyncMode SyncMode::Starting(const std::string& sync) {
+  return sync == "auto" ? SyncMode() : Parse(sync);
+}
+
 std::string SyncMode::ToString() const {
   switch (kind) {
     case Kind::kBsp:

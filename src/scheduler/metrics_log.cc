@@ -1,5 +1,7 @@
 #include "scheduler/metrics_log.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 
@@ -10,10 +12,13 @@ namespace {
 
 std::string Format(const char* format, ...) __attribute__((format(printf, 1, 2)));
 std::string Format(const char* format, ...) {
-  char line[512];
-  va_list args;
+  va_list args, measure;
   va_start(args, format);
-  std::vsnprintf(line, sizeof(line), format, args);
+  va_copy(measure, args);
+  const int length = std::vsnprintf(nullptr, 0, format, measure);
+  va_end(measure);
+  std::string line(static_cast<size_t>(std::max(length, 0)), '\0');
+  std::vsnprintf(line.data(), line.size() + 1, format, args);
   va_end(args);
   return line;
 }
@@ -148,6 +153,29 @@ void MetricsLog::Sms(int64_t iteration, double t_s, int rank, const straggler::S
                static_cast<long long>(iteration), t_s, rank, s.worker, action, s.batch, s.weight,
                s.predicted_s, s.median_s, s.skip ? "true" : "false", s.slow_link ? "true" : "false",
                detail.c_str()),
+        true);
+}
+
+void MetricsLog::Sync(int64_t iteration, double t_s, const char* why, const char* action,
+                      const std::string& from, const straggler::SyncChoice& choice,
+                      double noise_scale, const std::string& detail) {
+  if (!enabled()) return;
+  std::string table;
+  for (const straggler::SyncPrediction& p : choice.table) {
+    table += Format(
+        "%s{\"mode\":\"%s\",\"time_to_target\":%.6g,\"update_ms\":%.4f,"
+        "\"update_batch\":%.4f,\"staleness\":%.4f}",
+        table.empty() ? "" : ",", p.mode.c_str(), p.time_to_target, p.update_s * 1e3,
+        p.update_batch, p.staleness);
+  }
+  const std::string noise =
+      std::isfinite(noise_scale) ? Format("%.6g", noise_scale) : std::string("null");
+  Write(Format("{\"type\":\"decision\",\"iter\":%lld,\"t_s\":%.6f,\"policy\":\"strn\","
+               "\"target_rank\":0,\"target_index\":-1,\"kind\":\"sync\",\"action\":\"%s\","
+               "\"why\":\"%s\",\"from\":\"%s\",\"mode\":\"%s\",\"noise_scale\":%s,"
+               "\"detail\":\"%s\",\"table\":[%s]}\n",
+               static_cast<long long>(iteration), t_s, action, why, from.c_str(),
+               choice.mode.c_str(), noise.c_str(), JsonEscaped(detail).c_str(), table.c_str()),
         true);
 }
 

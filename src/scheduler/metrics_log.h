@@ -14,6 +14,7 @@
 #include "straggler/sas_policy.h"
 #include "straggler/sms_policy.h"
 #include "straggler/stret_policy.h"
+#include "straggler/sync_chooser.h"
 
 namespace pacer {
 
@@ -50,6 +51,12 @@ class MetricsLog : public TelemetryObserver {
   // worker took it, "failed" with why not in `detail`.
   void Sms(int64_t iteration, double t_s, int rank, const straggler::SmsShrink& s,
            const char* action, const std::string& detail);
+  // STRN's decision at `iteration` (--sync=auto), after `why` ("profile" or "regime"): `action`
+  // "switch" from mode `from` to the chooser's pick, "keep" `from`, or "failed" (`detail` says
+  // why), with the gradient noise scale (null if infinite) and the chooser's table.
+  void Sync(int64_t iteration, double t_s, const char* why, const char* action,
+            const std::string& from, const straggler::SyncChoice& choice, double noise_scale,
+            const std::string& detail);
   // The job went on without worker `index` (rank `rank`), lost as `why` says, at the latest clock
   // a worker reported.
   void Exclusion(double t_s, int rank, int index, const std::string& why);

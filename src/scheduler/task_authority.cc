@@ -15,7 +15,7 @@ namespace pacer {
 namespace {
 
 int EpspStaleness(const Config& config) {
-  const SyncMode mode = SyncMode::Parse(config.sync);
+  const SyncMode mode = SyncMode::Starting(config.sync);
   return mode.kind == SyncMode::Kind::kEpsp ? mode.staleness : 0;
 }
 

@@ -27,7 +27,7 @@ class ParameterShards {
                   }) {
     SyncEngine::Options options;
     options.num_workers = node.roles().num_workers();
-    options.mode = SyncMode::Parse(node.config().sync);
+    options.mode = SyncMode::Starting(node.config().sync);
     options.optimizer = OptimizerSpec::Parse(node.config().optimizer);
     auto allocate = [this](size_t bytes, uint8_t** out) { return requests_.Allocate(bytes, out); };
     for (int i = 0; i < requests_.num_shards(); ++i) {

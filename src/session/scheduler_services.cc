@@ -23,6 +23,10 @@ SchedulerServices::SchedulerServices(Node& node)
     sms_orders_ = std::make_unique<SmsOrders>(node, metrics_, watch_, allowed_batches_);
     observers.push_back(sms_orders_.get());  // after the watch: it reads the watch's flags
   }
+  if (SyncOrders::Wanted(node)) {
+    sync_orders_ = std::make_unique<SyncOrders>(node, metrics_, watch_, allowed_batches_);
+    observers.push_back(sync_orders_.get());  // after the watch: it reads the watch's flags
+  }
   intake_ = std::make_unique<TelemetryIntake>(node, std::move(observers));
   exclusions_ = node.cluster().WatchExclusions([this, &node](int rank, const std::string& why) {
     metrics_.Exclusion(node.cluster().SecondsSinceStart(), rank, node.roles().IndexOf(rank), why);
@@ -33,6 +37,7 @@ void SchedulerServices::Stop() {
   if (migration_orders_) migration_orders_->Stop();
   if (stret_orders_) stret_orders_->Stop();
   if (sms_orders_) sms_orders_->Stop();
+  if (sync_orders_) sync_orders_->Stop();
 }
 
 }  // namespace pacer

@@ -80,8 +80,11 @@ class Table {
 
   void Add(std::string mode, double update_s, double update_batch, double staleness) {
     SyncPrediction p{std::move(mode), update_s, update_batch, staleness, 0};
-    p.time_to_target = IterationsToTarget(profile_.noise_scale, update_batch) *
-                       (1 + options_.staleness_penalty * staleness) * update_s;
+    // Noise without signal (an infinite B_noise): iterations in proportion to 1 / B.
+    const double iterations = std::isinf(profile_.noise_scale)
+                                  ? 1 / update_batch
+                                  : IterationsToTarget(profile_.noise_scale, update_batch);
+    p.time_to_target = iterations * (1 + options_.staleness_penalty * staleness) * update_s;
     choice_.table.push_back(p);
   }
 

@@ -9,7 +9,7 @@ namespace straggler {
 // What STRN's chooser knows of a job (STRAGGLERS.md section 7).
 struct SyncProfile {
   int batch = 1;            // each worker's batch b
-  double noise_scale = 0;   // the gradient noise scale B_noise (noise_scale.h)
+  double noise_scale = 0;   // the gradient noise scale B_noise (noise_scale.h); may be infinite
   int iterations_left = 0;  // the bound a groups mode gets: groups never wait for each other
   // Each worker's iteration times (seconds, communication included): one row per iteration of
   // the window, one column per worker.

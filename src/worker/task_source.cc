@@ -15,7 +15,7 @@ TaskSource::TaskSource(Node& node, int app_id, int64_t tasks_per_worker, int64_t
                        "): expected at least one task per worker and a limit of at least as "
                        "many (0: twice as many)"));
   }
-  if (SyncMode::Parse(node.config().sync).kind == SyncMode::Kind::kEpsp) {
+  if (SyncMode::Starting(node.config().sync).kind == SyncMode::Kind::kEpsp) {
     client_ = std::make_unique<TaskClient>(node, app_id);
   }
 }

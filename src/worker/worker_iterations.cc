@@ -158,6 +158,10 @@ int WorkerIterations::PushPull(const std::string& name, const float* grad, float
   }
   if (pushed_[t]) throw Error(StrCat("tensor '", name, "' pushed twice in iteration ", clock_));
   pushed_[t] = true;
+  if (node_.config().sync == "auto") {
+    const float* end = grad + layout_.tensors()[t].count;
+    for (const float* g = grad; g < end; ++g) current_.gradient_norm2 += double{*g} * *g;
+  }
   Handle handle{name, layout_.tensors()[t].units};
   for (int u : handle.units) {
     KeyRequests::KeyState& s = requests_.state(u);

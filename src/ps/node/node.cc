@@ -130,7 +130,7 @@ Node::Node(const Config& config, JobSettings settings, const Roles& roles,
     // A worker is the worst straggler: where the rule does not wait for every worker, or the job
     // asks (--on_worker_loss=continue), the job goes on without a lost one. Worker 0 holds the
     // job's first values and writes its outputs: losing it ends the job.
-    const bool waits_for_all = SyncMode::Parse(config_.sync).kind == SyncMode::Kind::kBsp;
+    const bool waits_for_all = SyncMode::Starting(config_.sync).kind == SyncMode::Kind::kBsp;
     const bool spare = !waits_for_all || config_.on_worker_loss == "continue";
     cluster_.SurviveLosses([spare, roles](int rank) {
       return spare && roles.RoleOf(rank) == Role::kWorker && roles.IndexOf(rank) > 0;

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""STRN's --sync=auto (issue 33) in pacer-scenario: --policy=strn.
+
+Usage: check_strn.py MPIRUN PACER_SCENARIO [--report=PACER_REPORT]
+
+4 workers, 1 server, softmax regression on Fashion-MNIST, 16 ms of emulated compute per
+iteration at the full batch of 64 (a smaller batch computes proportionally less), --auto_window=20.
+The job starts under bsp; the scheduler profiles 20 iterations at the full batch after 3 of
+warm-up, orders every worker to half the batch for 10 more (the gradient noise scale), orders the
+full batch back and decides. Checked, in each scenario's metrics log: every worker ran batches of
+32 in at least 10 iterations and of 64 in every iteration after them; exactly one decision came
+after the profile, with a finite positive noise scale and a table of bsp, backup:1-3, ssp:1,2,4
+and asp (and groups only where the workers split at a 50 ms gap: never here, 3 x 16 ms).
+- in both, the decision follows the rule: a switch exactly when the pick predicts at most 0.9 x
+  bsp's time (in S6 the model may prefer an on-arrival mode: the softmax's noise scale, about 270
+  samples, is near the 256 of a BSP update, so 4 updates of 64 are worth more than one of 256);
+- S1 (worker 0 3x slow): the chooser predicts bsp's update at the straggler's pace (at least twice
+  backup:1's) and switches from bsp to a mode that does not wait for worker 0; the servers take it
+  (the switch names its first clock).
+With --report, pacer-report draws the S1 switch.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from scenario_runs import run_harness
+
+ITERS = 90
+ARGS = ["--servers", "1", "--tasks=1", "--compute-ms=16", "--batch=64", "--auto_window=20",
+        f"--iters={ITERS}"]
+EXPECTED_ROWS = ["bsp", "backup:1", "backup:2", "backup:3", "ssp:1", "ssp:2", "ssp:4", "asp"]
+
+
+def records(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+def check(scenario, metrics):
+    log = records(metrics)
+    iters = [r for r in log if r["type"] == "iter"]
+    decisions = [r for r in log if r["type"] == "decision" and r["policy"] == "strn"]
+    if len(decisions) != 1:
+        sys.exit(f"{scenario}: {len(decisions)} STRN decisions, expected 1: {decisions}")
+    d = decisions[0]
+    print(f"{scenario}: iteration {d['iter']}: {d['action']} {d['mode']} (from {d['from']}), "
+          f"noise scale {d['noise_scale']}; " + ", ".join(
+              f"{row['mode']} {row['time_to_target']:.4g}" for row in d["table"]))
+    if d["why"] != "profile" or not (d["noise_scale"] and d["noise_scale"] > 0):
+        sys.exit(f"{scenario}: expected the profile's decision with a positive noise scale: {d}")
+    if [row["mode"] for row in d["table"]] != EXPECTED_ROWS:
+        sys.exit(f"{scenario}: the table's rows are {[row['mode'] for row in d['table']]}")
+    for w in range(4):
+        mine = sorted((r for r in iters if r["index"] == w), key=lambda r: r["iter"])
+        halves = [r["iter"] for r in mine if r["batch"] == 32]
+        if len(halves) < 10:
+            sys.exit(f"{scenario}: worker {w} ran {len(halves)} iterations at half the batch")
+        late = [r["iter"] for r in mine if r["iter"] > halves[-1] and r["batch"] != 64]
+        if late or any(r["batch"] not in (32, 64) for r in mine):
+            sys.exit(f"{scenario}: worker {w} ran other batches after the profile: {late}")
+    return d
+
+
+def main():
+    mpirun, harness = sys.argv[1], sys.argv[2]
+    report = next((a.split("=", 1)[1] for a in sys.argv[3:] if a.startswith("--report=")), None)
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = {}
+        for scenario in ("S6", "S1"):
+            metrics = os.path.join(tmp, f"{scenario}.jsonl")
+            run_harness(mpirun, harness, scenario, "strn", ARGS + [f"--metrics={metrics}"],
+                        np=6)
+            runs[scenario] = metrics
+        for scenario in ("S6", "S1"):
+            d = check(scenario, runs[scenario])
+            rows = {row["mode"]: row for row in d["table"]}
+            gains = rows[d["mode"]]["time_to_target"] <= 0.9 * rows["bsp"]["time_to_target"]
+            if (d["action"] == "switch") != gains or d["action"] not in ("switch", "keep"):
+                sys.exit(f"{scenario}: {d['action']} {d['mode']} against the rule")
+        s1 = check("S1", runs["S1"])
+        rows = {row["mode"]: row for row in s1["table"]}
+        if rows["bsp"]["update_ms"] < 2 * rows["backup:1"]["update_ms"]:
+            sys.exit("S1: bsp's predicted update is not at the straggler's pace")
+        if s1["action"] != "switch" or s1["from"] != "bsp" or s1["mode"] == "bsp" or \
+                s1["mode"].startswith("ssp") or not s1["detail"].startswith("from clock "):
+            sys.exit(f"S1: expected a switch from bsp to a mode that leaves worker 0 behind: {s1}")
+        if report:
+            png = os.path.join(tmp, "s1.png")
+            out = subprocess.run([report, runs["S1"], "-o", png], capture_output=True, text=True,
+                                 timeout=120)
+            if out.returncode != 0 or not os.path.getsize(png):
+                sys.exit(f"pacer-report failed: {out.stderr[-2000:]}")
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
