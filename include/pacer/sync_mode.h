@@ -53,7 +53,7 @@ struct SyncMode {
   /// Whether a worker may start clock c before clock c - staleness - 1 is complete (else only
   /// once clock c - 1 is).
   bool bounded_staleness() const {
-    return kind == Kind::kSsp || (kind == Kind::kEpsp && staleness > 0) || kind == Kind::kGroups;
+    return kind == Kind::kSsp || (kind == Kind::kEpsp && staleness > 0);
   }
 
   /// The same rule with the same parameters.

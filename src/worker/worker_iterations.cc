@@ -158,7 +158,7 @@ int WorkerIterations::PushPull(const std::string& name, const float* grad, float
   }
   if (pushed_[t]) throw Error(StrCat("tensor '", name, "' pushed twice in iteration ", clock_));
   pushed_[t] = true;
-  if (node_.config().sync == "auto") {
+  if (measure_norms_) {
     const float* end = grad + layout_.tensors()[t].count;
     for (const float* g = grad; g < end; ++g) current_.gradient_norm2 += double{*g} * *g;
   }

@@ -33,6 +33,7 @@ class WorkerIterations {
 
   WorkerIterations(Node& node, int app_id)
       : node_(node),
+        measure_norms_(node.config().sync == "auto"),
         app_id_(app_id),
         kv_(node, app_id, sizeof(float)),
         layout_(static_cast<size_t>(std::max<int64_t>(node.config().partition_bytes, 4)) /
@@ -125,6 +126,7 @@ class WorkerIterations {
   void PullEverything(detail::Operation op, int64_t clock, const char* what);
 
   Node& node_;
+  const bool measure_norms_;  // --sync=auto: STRN's noise scale needs the gradients' norms
   const int app_id_;
   detail::RoutedClient kv_;
   // The parts beside the loop (IterationPart; the link probe answers the scheduler on its own).
