@@ -7,6 +7,7 @@
 #include "common/config_options.h"
 #include "common/str_cat.h"
 #include "pacer/error.h"
+#include "pacer/sync_mode.h"
 
 namespace pacer {
 namespace {
@@ -63,6 +64,11 @@ void CheckNamed(const std::string& spec, const FaultSpec::Node& node, const Role
 JobSettings JobSettings::Check(const Config& config, const Roles& roles) {
   if (const std::string problem = EnvironmentProblem(); !problem.empty()) throw Error(problem);
   CheckOptions(config);
+  try {  // the mode's workers against the job's, on every rank before any message
+    SyncMode::Starting(config.sync).CheckFits(roles.num_workers());
+  } catch (const Error& e) {
+    throw Error(StrCat("--sync=", config.sync, ": ", e.what()));
+  }
   JobSettings settings;
   settings.server_bandwidth = ParseServerBandwidth(config.server_bandwidth, config.servers);
   for (const std::string& spec : config.inject) {
