@@ -26,9 +26,6 @@ void KeyRequests::StartIteration(int64_t clock, double weight, bool skip_unchang
   clock_ = clock;
   weight_ = weight;
   skipping_ = skip_unchanged;
-  // The relay link changes its orders only at BeginIteration: read them once per iteration.
-  withholding_ = relay_ != nullptr && relay_->Withholds();
-  relaying_out_ = relay_ != nullptr && relay_->PartnerFor(clock) >= 0;
   traffic_ = Traffic();
   for (KeyState& s : states_) {
     s.pushed_members = 0;
@@ -36,6 +33,16 @@ void KeyRequests::StartIteration(int64_t clock, double weight, bool skip_unchang
     s.error.clear();
     s.timed_out = false;
     s.lost = false;
+  }
+  ForgetRelays();
+  // The relay link changes its orders only at BeginIteration: read them once per iteration.
+  withholding_ = relay_ != nullptr && relay_->Withholds();
+  relaying_out_ = relay_ != nullptr && relay_->PartnerFor(clock) >= 0;
+}
+
+void KeyRequests::ForgetRelays() {
+  relaying_out_ = false;
+  for (KeyState& s : states_) {
     s.relayed_out = false;
     s.relayed_sum = Buffer();
     s.carried.clear();

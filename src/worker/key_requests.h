@@ -76,6 +76,9 @@ class KeyRequests {
   // `skip_unchanged` (SMS's skip), a gradient little changed since the last one sent goes as
   // "same as last".
   void StartIteration(int64_t clock, double weight, bool skip_unchanged);
+  // Forgets the last iteration's relays: a broadcast or a fetch, outside iterations, asks the
+  // servers for this worker alone, and forwards nothing.
+  void ForgetRelays();
   // Changes the weight of this iteration's pushes not yet sent.
   void set_weight(double weight) { weight_ = weight; }
   double weight() const { return weight_; }

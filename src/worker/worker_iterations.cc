@@ -55,6 +55,7 @@ void WorkerIterations::Fetch() {
 // tensor. Throws Error naming `what` if any request failed.
 void WorkerIterations::PullEverything(detail::Operation op, int64_t clock, const char* what) {
   const bool init = op == detail::Operation::kPushPull;
+  requests_.ForgetRelays();
   for (size_t u = 0; u < requests_.size(); ++u) {
     KeyRequests::KeyState& s = requests_.state(static_cast<int>(u));
     const TensorLayout::Unit& layout_unit = unit(static_cast<int>(u));

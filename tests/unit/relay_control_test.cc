@@ -143,5 +143,41 @@ TEST(RelayControlTest, AWithheldWorkerLeavesTheUpdatesAndStillPulls) {
   });
 }
 
+// A fetch after a relayed iteration goes to the servers: worker 0's last iterations went through
+// worker 1, which does not fetch. Fetching through the relay would wait for worker 1 until the
+// deadline, and would leave the servers' answer to land in place after the fetch returned.
+TEST(RelayControlTest, AFetchAfterARelayedIterationAsksTheServers) {
+  Config config;
+  config.timeout_s = 5;
+  config.optimizer = "sgd:lr=1";
+  testing::RunInProcessJob(1, 2, config, [&](Session& session) {
+    if (session.is_server()) return testing::ServeUntilBarriers(session, 3);
+    if (session.is_worker()) {
+      std::vector<float> w(64, 0.f), grad(64, session.role_index() == 0 ? 1.f : 3.f);
+      GradientSync sync(session);
+      sync.Register("w", w.data(), w.size());
+      session.Barrier(kAllNodes);  // worker 0 relays through worker 1 from here
+      for (int i = 0; i < 3; ++i) {
+        sync.BeginIteration(1);
+        sync.PushPull("w", grad.data(), w.data());
+        sync.EndIteration();
+      }
+      session.Barrier(kAllNodes);
+      if (session.role_index() == 0) {
+        std::fill(w.begin(), w.end(), 0.f);
+        EXPECT_EQ(testing::ErrorOf([&] { sync.Fetch(); }), "(no error)");
+        EXPECT_EQ(w, std::vector<float>(64, -6.f));
+      }
+      session.Barrier(kAllNodes);
+      return;
+    }
+    RelayControl control(session);
+    control.Relay(0, 1);
+    session.Barrier(kAllNodes);
+    session.Barrier(kAllNodes);
+    session.Barrier(kAllNodes);
+  });
+}
+
 }  // namespace
 }  // namespace pacer
