@@ -10,6 +10,12 @@ namespace pacer {
 
 using SteadyClock = std::chrono::steady_clock;
 
+KeyRequests::~KeyRequests() {
+  for (const KeyState& s : states_) {
+    if (s.pulling && !s.relayed_out) kv_.Abandon(s.pull_ts);
+  }
+}
+
 void KeyRequests::Prepare() {
   const size_t n = layout_.units().size();
   states_.assign(n, KeyState());
@@ -277,6 +283,7 @@ void KeyRequests::WaitUnit(int u) {
     traffic_.last_push_acked = SteadyClock::now();
   }
   if (s.pulling && !s.error.empty()) {  // the push failed: the server will not serve the pull
+    if (!s.relayed_out) kv_.Abandon(s.pull_ts);
     s.pulling = false;
     s.done = true;
   }

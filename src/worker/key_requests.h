@@ -64,6 +64,11 @@ class KeyRequests {
   // goes as "same as last".
   KeyRequests(detail::RoutedClient& kv, const TensorLayout& layout, int credit, double skip_eps)
       : kv_(kv), layout_(layout), credit_(credit), skip_eps_(skip_eps) {}
+  // Abandons the pulls still in flight (an iteration left by an exception): their values would
+  // land in the staging buffers freed here, or in the caller's.
+  ~KeyRequests();
+  KeyRequests(const KeyRequests&) = delete;
+  KeyRequests& operator=(const KeyRequests&) = delete;
   // Sends this worker's gradients through a relay partner, or carries stragglers', as `relay`
   // says (null: never).
   void set_relay(RelayLink* relay) { relay_ = relay; }

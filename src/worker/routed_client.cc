@@ -110,12 +110,14 @@ void RoutedClient::Wait(int timestamp) {
     requests_->tracker.Wait(timestamp, timeout, /*throw_on_timeout=*/true, &requests_->spin,
                             &requests_->node.transport());
   } catch (const TimeoutError&) {
-    std::lock_guard<std::mutex> lock(requests_->mu);
-    // Late responses are dropped; values already being received in place still land (see
-    // KVWorker::Wait).
-    requests_->pending.erase(timestamp);
+    Abandon(timestamp);  // its late answers are dropped
     throw;
   }
+}
+
+void RoutedClient::Abandon(int timestamp) {
+  std::lock_guard<std::mutex> lock(requests_->mu);
+  requests_->pending.erase(timestamp);
 }
 
 bool RoutedClient::Wait(int timestamp, std::chrono::milliseconds timeout) {

@@ -83,6 +83,9 @@ class RoutedClient {
   void Wait(int timestamp);
   // Returns false if the request has not finished within `timeout`.
   bool Wait(int timestamp, std::chrono::milliseconds timeout);
+  // Gives up on a request nobody will wait for: answers that come later are dropped, and none
+  // is received into the caller's buffer any more (one already being received there still lands).
+  void Abandon(int timestamp);
 
  private:
   // The requests in flight and what they wait for, shared with the dispatcher's sinks.
