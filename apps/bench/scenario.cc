@@ -47,7 +47,7 @@
 #include "worker_gather.h"
 
 DEFINE_string(scenario, "S6",
-              "S1..S6, S3-all, S3-two, S8, S8-job2 or S8-small (STRAGGLERS.md section 9)");
+              "S1..S7, S3-all, S3-two, S8, S8-job2 or S8-small (STRAGGLERS.md section 9)");
 DEFINE_double(link_mb_s, 0,
               "every worker's links to and from the servers in MB/s (0: unshaped; the S3 scenarios "
               "default to 5), worker 0's at --slow-link-share of it under S3 and S3-all, workers 0 "
@@ -57,10 +57,11 @@ DEFINE_double(server_mb_s, 0,
               "every server's emulated service rate in MB/s of work (0: their own speed); S4 "
               "slows server 0 to a third of it");
 DEFINE_string(policy, "bsp",
-              "bsp, asp, ssp:S, backup:B, dynsgd, consgd, epsp:S, sas, stret, sms, or several "
-              "joined by '+' (sms+stret)");
+              "bsp, asp, ssp:S, backup:B, dynsgd, consgd, epsp:S, sas, stret, sms, strn, auto "
+              "(every mitigation), or several joined by '+' (sms+stret)");
 DEFINE_int32(tasks, 8, "tasks (micro-batches) per worker and iteration; --batch is a multiple");
 DEFINE_string(server_window, "4s:6s", "S4: when server 0 is slow, START:LENGTH since the start");
+DEFINE_double(stage_s, 4, "S7: how long each kind of straggler lasts, in seconds");
 DEFINE_int32(iters, 100, "iterations (clocks) to train");
 DEFINE_double(target_acc, 0.8, "test accuracy whose first time is reported");
 DEFINE_double(compute_ms, 20, "emulated compute time per iteration");
@@ -246,8 +247,9 @@ int Run(int argc, char** argv) {
   }
   config.optimizer = "sgd:lr=" + std::to_string(FLAGS_lr) +
                      (FLAGS_momentum > 0 ? ",momentum=" + std::to_string(FLAGS_momentum) : "");
-  const pacer::bench::JobShape job{size - 1 - config.servers, config.servers, FLAGS_link_mb_s * 1e6,
-                                   FLAGS_server_window, FLAGS_slow_link_share};
+  const pacer::bench::JobShape job{size - 1 - config.servers, config.servers,
+                                   FLAGS_link_mb_s * 1e6,     FLAGS_server_window,
+                                   FLAGS_slow_link_share,     FLAGS_stage_s};
   for (const std::string& spec : pacer::bench::ScenarioInjects(FLAGS_scenario, job)) {
     config.inject.push_back(spec);
   }

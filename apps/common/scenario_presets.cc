@@ -66,6 +66,24 @@ std::vector<std::string> ScenarioInjects(const std::string& scenario, const JobS
   if (scenario == "S8" || scenario == "S8-job2" || scenario == "S8-small") {
     return ProductionReplay(scenario);
   }
+  if (scenario == "S7") {
+    if (job.workers < 2 || !(job.stage_s > 0)) {
+      throw std::invalid_argument("--scenario=S7: needs 2 workers or more and a window > 0 s");
+    }
+    auto window = [&](double start) {
+      return "@window=" + std::to_string(start * job.stage_s) + "s:" + std::to_string(job.stage_s) +
+             "s";
+    };
+    const double slow = (rate > 0 ? rate : kDefaultS3LinkBytesPerSecond) * job.slow_link_share;
+    specs.push_back("worker:0:compute=3x" + window(0));
+    for (int s = 0; s < job.servers; ++s) {
+      const std::string server = "s" + std::to_string(s);
+      specs.push_back("link:w1->" + server + Bandwidth(slow) + window(0.75));
+      specs.push_back("link:" + server + "->w1" + Bandwidth(slow) + window(0.75));
+    }
+    specs.push_back("server:0:service=3x" + window(2));
+    return specs;
+  }
   if (scenario == "S1")
     specs.push_back("worker:0:compute=3x");
   else if (scenario == "S2")
@@ -76,7 +94,7 @@ std::vector<std::string> ScenarioInjects(const std::string& scenario, const JobS
     specs.push_back("worker:0:compute=3x@period=200:50");
   else
     throw std::invalid_argument("--scenario=" + scenario +
-                                ": expected S1 to S6, S3-all, S3-two, S8, S8-job2 or S8-small");
+                                ": expected S1 to S7, S3-all, S3-two, S8, S8-job2 or S8-small");
   return specs;
 }
 
@@ -96,13 +114,18 @@ void ApplyPolicy(const std::string& policy, Config* config) {
       config->predicted_policy = "sms";
     } else if (part == "strn") {
       config->sync = "auto";
+    } else if (part == "auto") {  // every mitigation, each for its kind of straggler
+      config->sync = "auto";
+      config->comm_policy = "stret";
+      config->predicted_policy = "sms";
+      config->balance = "sas";
     } else {
       try {
         config->sync = SyncMode::Parse(part).ToString();
       } catch (const Error& e) {
         throw std::invalid_argument("--policy=" + policy + ": '" + part +
-                                    "' is not sas, stret, sms, strn or a sync mode (" + e.what() +
-                                    ")");
+                                    "' is not sas, stret, sms, strn, auto or a sync mode (" +
+                                    e.what() + ")");
       }
     }
   }

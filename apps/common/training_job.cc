@@ -35,10 +35,9 @@ DEFINE_int64(eval_every, 0, "iterations between worker 0's evaluations (0: each 
 DEFINE_double(target_acc, 0.9, "held-out accuracy whose first time is reported");
 DEFINE_double(min_acc, 0, "the job fails (exit 1) if worker 0's final accuracy is lower");
 DEFINE_string(policy, "",
-              "a straggler policy of the scenario harness (bsp, epsp:0, sas, stret, sms, or "
-              "several joined by '+')");
-DEFINE_string(scenario, "",
-              "a reference straggler scenario, S1..S6 or S8 (STRAGGLERS.md section 9)");
+              "a straggler policy of the scenario harness (bsp, epsp:0, sas, stret, sms, strn, "
+              "auto: every mitigation, or several joined by '+')");
+DEFINE_string(scenario, "", "a reference straggler scenario, S1..S8 (STRAGGLERS.md section 9)");
 DEFINE_string(json, "", "write the summary here");
 DEFINE_bool(synthetic, false,
             "no model math: the model's tensors with zero gradients and --compute-ms of emulated "

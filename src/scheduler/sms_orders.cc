@@ -20,11 +20,12 @@ straggler::SmsOptions OptionsOf(const Config& c) {
 }  // namespace
 
 SmsOrders::SmsOrders(Node& node, MetricsLog& metrics, const StragglerWatch& watch,
-                     const AllowedBatches& allowed)
+                     const AllowedBatches& allowed, BatchOwner& owner)
     : node_(node),
       metrics_(metrics),
       watch_(watch),
       allowed_(allowed),
+      owner_(owner),
       orders_(node),
       policy_(OptionsOf(node.config())),
       told_(node.roles().num_workers(), false) {}
@@ -52,6 +53,7 @@ void SmsOrders::OnIteration(int index, int rank, const IterationReport& r) {
 
 void SmsOrders::OnBoundary(int64_t iteration) {
   policy_.SetSlowLinks(watch_.FlaggedWorkers({straggler::Detection::Kind::kCommunication}));
+  if (!owner_.MayShrink()) return;  // STRN profiles, or STRET tuned the sizes
   std::vector<straggler::SmsShrink> shrinks = policy_.Decide();
   if (shrinks.empty()) return;
   queue_.Post([this, iteration, shrinks = std::move(shrinks)] { Execute(iteration, shrinks); });

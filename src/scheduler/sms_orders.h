@@ -5,6 +5,7 @@
 
 #include "ps/node/node.h"
 #include "scheduler/allowed_batches.h"
+#include "scheduler/batch_owner.h"
 #include "scheduler/metrics_log.h"
 #include "scheduler/order_queue.h"
 #include "scheduler/relay_orders.h"
@@ -25,7 +26,7 @@ class SmsOrders : public TelemetryObserver {
   static bool Wanted(const Node& node) { return node.config().predicted_policy == "sms"; }
 
   SmsOrders(Node& node, MetricsLog& metrics, const StragglerWatch& watch,
-            const AllowedBatches& allowed);
+            const AllowedBatches& allowed, BatchOwner& owner);
   ~SmsOrders() override;
 
   void OnIteration(int index, int rank, const IterationReport& report) override;
@@ -40,6 +41,7 @@ class SmsOrders : public TelemetryObserver {
   MetricsLog& metrics_;
   const StragglerWatch& watch_;
   const AllowedBatches& allowed_;
+  BatchOwner& owner_;
   RelayOrders orders_;
   straggler::SmsPolicy policy_;  // the intake's thread only
   std::vector<bool> told_;       // per worker: its sizes are in the policy

@@ -30,11 +30,12 @@ double Median(std::deque<double> values) {
 }  // namespace
 
 StretOrders::StretOrders(Node& node, MetricsLog& metrics, const StragglerWatch& watch,
-                         const AllowedBatches& allowed)
+                         const AllowedBatches& allowed, BatchOwner& owner)
     : node_(node),
       metrics_(metrics),
       watch_(watch),
       allowed_(allowed),
+      owner_(owner),
       orders_(node),
       policy_(OptionsOf(node.config())),
       server_bandwidth_(node.roles().num_workers()),
@@ -56,7 +57,9 @@ void StretOrders::OnIteration(int index, int rank, const IterationReport& r) {
     if (compute.size() > kSamples) compute.pop_front();
     push_s_[index].push_back(r.push_s);
     if (push_s_[index].size() > kSamples) push_s_[index].pop_front();
-    if (index == 0) last_batch_ = static_cast<int>(r.batch_size);
+    // The job's full batch: the most any worker ran. Worker 0's last may be one SMS shrank, or
+    // STRN's profile halved, and would make the tuning shrink every worker to it.
+    full_batch_ = std::max(full_batch_, static_cast<int>(r.batch_size));
   }
   // A relayed worker's traffic goes to its partner, which says nothing of its own link to the
   // servers: its bandwidth stays as last measured.
@@ -76,6 +79,7 @@ void StretOrders::OnBoundary(int64_t iteration) {
   o.num_workers = node_.roles().num_workers();
   o.communication = watch_.FlaggedWorkers({Kind::kCommunication, Kind::kBoth});
   o.compute = watch_.FlaggedWorkers({Kind::kCompute, Kind::kBoth});
+  o.batches_held = !owner_.MayTune();
   {
     // A probe's measure replaces the reports from before the relay.
     std::lock_guard<std::mutex> lock(mu_);
@@ -104,7 +108,7 @@ void StretOrders::OnBoundary(int64_t iteration) {
     o.peer_bandwidth = peer_bandwidth_;
   }
   for (straggler::StretDecision& d : policy_.Decide(o)) {
-    Order order{iteration, std::move(d), {}, last_batch_};
+    Order order{iteration, std::move(d), {}, full_batch_};
     if (order.decision.kind == straggler::StretDecision::Kind::kBatchTune) {
       for (int w = 0; w < o.num_workers; ++w) {
         straggler::BatchProfile profile{w, {}, Median(push_s_[w])};
@@ -190,6 +194,7 @@ void StretOrders::Execute(const Order& order) {
         orders_.Withhold(d.straggler, false);
         break;
       case Kind::kBatchTune:
+        owner_.MarkTuned();
         record("order", TuneBatches(order));
         return;
     }

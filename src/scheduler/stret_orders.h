@@ -10,6 +10,7 @@
 
 #include "ps/node/node.h"
 #include "scheduler/allowed_batches.h"
+#include "scheduler/batch_owner.h"
 #include "scheduler/metrics_log.h"
 #include "scheduler/order_queue.h"
 #include "scheduler/relay_orders.h"
@@ -34,7 +35,7 @@ class StretOrders : public TelemetryObserver {
   static bool Wanted(const Node& node) { return node.config().comm_policy == "stret"; }
 
   StretOrders(Node& node, MetricsLog& metrics, const StragglerWatch& watch,
-              const AllowedBatches& allowed);
+              const AllowedBatches& allowed, BatchOwner& owner);
   ~StretOrders() override;
 
   void OnIteration(int index, int rank, const IterationReport& report) override;
@@ -72,6 +73,7 @@ class StretOrders : public TelemetryObserver {
   MetricsLog& metrics_;
   const StragglerWatch& watch_;
   const AllowedBatches& allowed_;
+  BatchOwner& owner_;
   RelayOrders orders_;
   straggler::StretPolicy policy_;                     // the intake's thread only
   std::vector<std::deque<double>> server_bandwidth_;  // per worker: its last kSamples reports
@@ -79,7 +81,7 @@ class StretOrders : public TelemetryObserver {
   // Per worker, compute seconds of its last kSamples iterations by batch size, and its pushes'.
   std::vector<std::map<int, std::deque<double>>> compute_s_;
   std::vector<std::deque<double>> push_s_;
-  int last_batch_ = 0;  // worker 0's, as last reported
+  int full_batch_ = 0;  // the largest any worker reported
 
   std::mutex mu_;
   std::map<std::pair<int, int>, double> peer_bandwidth_;  // probed: (lower, higher) index

@@ -28,11 +28,12 @@ using Kind = straggler::Detection::Kind;
 }  // namespace
 
 SyncOrders::SyncOrders(Node& node, MetricsLog& metrics, const StragglerWatch& watch,
-                       const AllowedBatches& allowed)
+                       const AllowedBatches& allowed, BatchOwner& owner)
     : node_(node),
       metrics_(metrics),
       watch_(watch),
       allowed_(allowed),
+      owner_(owner),
       window_(node.config().auto_window),
       options_(OptionsOf(node.config())),
       orders_(node),
@@ -146,7 +147,10 @@ void SyncOrders::OnBoundary(int64_t iteration) {
   phase_ = Phase::kChosen;
   regime_ = seen_ = watch_.FlaggedWorkers({Kind::kCompute, Kind::kCommunication, Kind::kBoth});
   seen_since_ = iteration;
-  queue_.Post([this, iteration, profile = Profile()] { Decide(iteration, profile, "profile"); });
+  queue_.Post([this, iteration, profile = Profile()] {
+    Decide(iteration, profile, "profile");
+    owner_.EndProfile();  // after the full batches were ordered back, on this queue
+  });
 }
 
 straggler::SyncProfile SyncOrders::Profile() const {

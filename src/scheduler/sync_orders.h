@@ -9,6 +9,7 @@
 
 #include "ps/node/node.h"
 #include "scheduler/allowed_batches.h"
+#include "scheduler/batch_owner.h"
 #include "scheduler/metrics_log.h"
 #include "scheduler/mode_switch_coordinator.h"
 #include "scheduler/order_queue.h"
@@ -37,7 +38,7 @@ class SyncOrders : public TelemetryObserver {
   static constexpr double kGain = 0.1;
 
   SyncOrders(Node& node, MetricsLog& metrics, const StragglerWatch& watch,
-             const AllowedBatches& allowed);
+             const AllowedBatches& allowed, BatchOwner& owner);
   ~SyncOrders() override;
 
   void OnIteration(int index, int rank, const IterationReport& report) override;
@@ -63,6 +64,7 @@ class SyncOrders : public TelemetryObserver {
   MetricsLog& metrics_;
   const StragglerWatch& watch_;
   const AllowedBatches& allowed_;
+  BatchOwner& owner_;
   const int window_;
   const straggler::SyncChooserOptions options_;
   RelayOrders orders_;

@@ -4,6 +4,7 @@
 
 #include "ps/node/node.h"
 #include "scheduler/allowed_batches.h"
+#include "scheduler/batch_owner.h"
 #include "scheduler/metrics_log.h"
 #include "scheduler/migration_orders.h"
 #include "scheduler/sms_orders.h"
@@ -30,6 +31,7 @@ class SchedulerServices : public NodePart {
   MetricsLog metrics_;
   StragglerWatch watch_;
   AllowedBatches allowed_batches_;                     // what the batch orders choose from
+  BatchOwner batch_owner_;                             // which policy may order them now
   std::unique_ptr<MigrationOrders> migration_orders_;  // where the job moves ranges
   std::unique_ptr<StretOrders> stret_orders_;          // where it relays slow links
   std::unique_ptr<SmsOrders> sms_orders_;              // where it shrinks predicted stragglers

@@ -202,9 +202,9 @@ void StretPolicy::Escalate(const StretObservation& o, std::vector<StretDecision>
       st = Straggler{Step::kWithholding, -1, o.iteration};
     } else {
       st = Straggler{Step::kKept, -1, o.iteration};
-      tune = true;
     }
   }
+  for (const auto& [s, st] : stragglers_) tune |= st.step == Step::kKept;
   for (auto it = compute_flagged_.begin(); it != compute_flagged_.end();) {
     it = o.compute.count(it->first) == 0 ? compute_flagged_.erase(it) : std::next(it);
   }
@@ -212,7 +212,7 @@ void StretPolicy::Escalate(const StretObservation& o, std::vector<StretDecision>
     compute_flagged_.emplace(w, o.iteration);
     if (o.iteration - compute_flagged_[w] >= options_.settle_iterations) tune = true;
   }
-  if (tune && !batch_tuned_) {
+  if (tune && !batch_tuned_ && !o.batches_held) {
     batch_tuned_ = true;
     out->push_back({StretDecision::Kind::kBatchTune, -1, -1,
                     "a straggler neither a relay nor withholding cleared"});

@@ -39,6 +39,8 @@ struct StretObservation {
   // Accuracy points gained per iteration over the last withhold_every iterations, as the
   // application reported them; none where it reports nothing.
   std::optional<double> progress;
+  // Another policy holds the workers' batch sizes (STRN's profile): the tuning waits.
+  bool batches_held = false;
 };
 
 struct StretDecision {

@@ -236,6 +236,36 @@ TEST(StretPolicyTest, AComputeStragglerGoesStraightToBatchTuning) {
   EXPECT_EQ(policy.PartnerOf(2), -1);
 }
 
+// Under --policy=auto, STRN's profile holds the batch sizes: the tuning waits until it ends, for
+// a compute straggler and for a kept communication straggler alike.
+TEST(StretPolicyTest, BatchTuningWaitsWhileAnotherPolicyHoldsTheSizes) {
+  StretPolicy policy;
+  StretObservation o = Job(10);
+  o.compute = {2};
+  o.batches_held = true;
+  policy.Decide(o);
+  o.iteration = 13;
+  EXPECT_TRUE(policy.Decide(o).empty());
+  o.iteration = 14;
+  o.batches_held = false;
+  EXPECT_EQ(Kinds(policy.Decide(o)), std::vector<Kind>{Kind::kBatchTune});
+
+  StretPolicy kept;
+  o = Job(10);
+  o.server_bandwidth[0] = 25e6;
+  for (int p = 1; p < 6; ++p) o.peer_bandwidth[{0, p}] = 25e6;
+  o.communication = {0};
+  o.batches_held = true;
+  kept.Decide(o);
+  o.iteration = 100;
+  o.progress = 0.5;
+  EXPECT_TRUE(kept.Decide(o).empty());
+  o.iteration = 101;
+  o.batches_held = false;
+  EXPECT_EQ(Kinds(kept.Decide(o)), std::vector<Kind>{Kind::kBatchTune});
+  EXPECT_FALSE(kept.Withheld(0));
+}
+
 TEST(StretPolicyTest, ObservationsOfWorkersOutsideTheJobAreRefused) {
   StretPolicy policy;
   StretObservation o = Job(1);
