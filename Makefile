@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 MPI_AS_ROOT := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MPIRUN := $(MPI_AS_ROOT) mpirun --oversubscribe
 
-.PHONY: all deps configure build demo docs package test test-long test-sanitize test-asan test-tsan soak fuzz fuzz-build fuzz-record fuzz-seeds bench-kv bench-hosts bench-traces bench-reduce bench-sas bench-stret bench-sms bench-strn bench-falcon bench-synthetic format clean
+.PHONY: all deps configure build demo docs package test test-long test-sanitize test-asan test-tsan soak fuzz fuzz-build fuzz-record fuzz-seeds bench-kv bench-hosts bench-traces bench-reduce bench-sas bench-stret bench-sms bench-strn bench-auto bench-falcon bench-synthetic format clean
 
 all: build
 
@@ -106,6 +106,9 @@ bench-traces: build
 
 bench-strn: build
 	BUILD=$(BUILD) python3 scripts/bench_strn.py
+
+bench-auto: build
+	BUILD=$(BUILD) python3 scripts/bench_auto.py
 
 bench-sas: build
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 python3 tests/e2e/check_sas.py \
