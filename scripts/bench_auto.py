@@ -16,9 +16,10 @@ about 2.5 s of the first window, at the straggler's pace under bsp).
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
+
+from scenario_job import run_scenario
 
 BUILD = os.environ.get("BUILD", "build")
 SCENARIO = os.path.join(BUILD, "bin", "pacer-scenario")
@@ -27,17 +28,14 @@ ITERS = int(os.environ.get("ITERS", "1300"))
 STAGE_S = float(os.environ.get("STAGE_S", "8"))
 WINDOWS = {"compute": (0, 1), "link": (0.75, 1.75), "server": (2, 3)}  # in units of STAGE_S
 RUNS = [("S6", "bsp"), ("S7", "bsp"), ("S7", "auto")]
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMP_NUM_THREADS="1")
 
 
-def iteration_times(metrics):
+def iteration_times(records):
     """(start in seconds, milliseconds to the worker's next iteration) for every iteration."""
-    with open(metrics) as f:
-        records = [r for r in map(json.loads, f) if r.get("type") == "iter"]
     by_worker = {}
     for r in records:
-        by_worker.setdefault(r["index"], []).append(r)
+        if r.get("type") == "iter":
+            by_worker.setdefault(r["index"], []).append(r)
     out = []
     for rows in by_worker.values():
         rows.sort(key=lambda r: r["iter"])
@@ -48,18 +46,14 @@ def iteration_times(metrics):
 
 def run(scenario, policy, tmp):
     """One run: its accuracy, median iteration overall and in each of S7's windows (ms)."""
-    summary, metrics = os.path.join(tmp, "summary.json"), os.path.join(tmp, "metrics.jsonl")
-    cmd = ["mpirun", "--oversubscribe", "-np", "9", SCENARIO, "--servers", "4",
-           f"--iters={ITERS}", f"--stage_s={STAGE_S}", f"--scenario={scenario}",
-           f"--policy={policy}", f"--json={summary}", f"--metrics={metrics}"]
-    out = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=1200)
-    if out.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({out.returncode}):\n{out.stdout[-2000:]}\n"
-                 f"{out.stderr[-3000:]}")
-    with open(summary) as f:
-        result = {"accuracy": json.load(f)["accuracy"]}
-    times = iteration_times(metrics)
+    summary, records = run_scenario(
+        SCENARIO, 9, ["--servers", "4", f"--iters={ITERS}", f"--stage_s={STAGE_S}",
+                      f"--scenario={scenario}", f"--policy={policy}"], tmp)
+    result = {"accuracy": summary["accuracy"]}
+    times = iteration_times(records)
     result["all"] = statistics.median(ms for _, ms in times)
+    if scenario != "S7":
+        return result
     for name, (a, b) in WINDOWS.items():
         inside = [ms for start, ms in times if a * STAGE_S <= start < b * STAGE_S]
         if not inside:
@@ -83,7 +77,7 @@ def main():
     print("| run | " + " | ".join(f"{w} window (ms, x t0)" for w in WINDOWS) + " | accuracy |")
     print("|---|" + "---|" * (len(WINDOWS) + 1))
     for (scenario, policy), m in medians.items():
-        cells = " | ".join(f"{m[w]:.1f}, {m[w] / t0:.2f}" for w in WINDOWS)
+        cells = " | ".join(f"{m[w]:.1f}, {m[w] / t0:.2f}" if w in m else "-" for w in WINDOWS)
         print(f"| {scenario} {policy} | {cells} | {m['accuracy']:.4f} |")
     auto = medians[("S7", "auto")]
     missed = [f"the {w} window's median is {auto[w] / t0:.2f} t0 (limit 1.3)"

@@ -15,9 +15,10 @@ Environment: TURNS (default 3), ITERS (default 800), SCENARIOS (default S1,S2,S5
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
+
+from scenario_job import run_scenario
 
 BUILD = os.environ.get("BUILD", "build")
 SCENARIO = os.path.join(BUILD, "bin", "pacer-scenario")
@@ -25,26 +26,15 @@ TURNS = int(os.environ.get("TURNS", "3"))
 ITERS = int(os.environ.get("ITERS", "800"))
 SCENARIOS = os.environ.get("SCENARIOS", "S1,S2,S5,S6").split(",")
 MODES = os.environ.get("MODES", "bsp,asp,ssp:1,ssp:2,ssp:4,backup:1,strn").split(",")
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMP_NUM_THREADS="1")
 
 
 def run(scenario, mode, tmp):
     """One run: (its summary, STRN's decisions from its metrics log)."""
-    summary, metrics = os.path.join(tmp, "summary.json"), os.path.join(tmp, "metrics.jsonl")
-    cmd = ["mpirun", "--oversubscribe", "-np", "6", SCENARIO, "--servers", "1", "--tasks=1",
-           "--compute-ms=16", "--batch=64", f"--iters={ITERS}", f"--scenario={scenario}",
-           f"--policy={mode}", f"--json={summary}", f"--metrics={metrics}"]
-    out = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=1200)
-    if out.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({out.returncode}):\n{out.stdout[-2000:]}\n"
-                 f"{out.stderr[-3000:]}")
-    with open(summary) as f:
-        result = json.load(f)
-    with open(metrics) as f:
-        decisions = [r for r in map(json.loads, f)
-                     if r.get("type") == "decision" and r.get("policy") == "strn"]
-    return result, decisions
+    result, records = run_scenario(
+        SCENARIO, 6, ["--servers", "1", "--tasks=1", "--compute-ms=16", "--batch=64",
+                      f"--iters={ITERS}", f"--scenario={scenario}", f"--policy={mode}"], tmp)
+    return result, [r for r in records
+                    if r.get("type") == "decision" and r.get("policy") == "strn"]
 
 
 def main():
