@@ -20,7 +20,6 @@ class BatchOwner {
   // STRET tuned the sizes: they stay as tuned.
   void MarkTuned() { tuned_ = true; }
 
-  bool Profiling() const { return profiling_; }
   // Whether STRET may tune now.
   bool MayTune() const { return !profiling_; }
   // Whether SMS may shrink now.

@@ -194,8 +194,8 @@ void StretOrders::Execute(const Order& order) {
         orders_.Withhold(d.straggler, false);
         break;
       case Kind::kBatchTune:
-        owner_.MarkTuned();
         record("order", TuneBatches(order));
+        owner_.MarkTuned();  // a tuning that failed leaves SMS its shrinks
         return;
     }
     record("order", d.reason);

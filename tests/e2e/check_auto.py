@@ -18,21 +18,15 @@ Checked in the metrics log, each kind of straggler met by its own mitigation, in
   before the window ends.
 The timed target (each window's median iteration against t0) is make bench-auto's.
 """
-import json
 import os
 import sys
 import tempfile
 
-from scenario_runs import run_harness
+from scenario_runs import records, run_harness
 
 STAGE_S = 3.0
 ARGS = ["--servers", "4", f"--stage_s={STAGE_S}", "--iters=500"]
 FULL_BATCH = 64
-
-
-def records(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f]
 
 
 def first(decisions, what, start, end, test):

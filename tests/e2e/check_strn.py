@@ -19,23 +19,17 @@ and asp (and groups only where the workers split at a 50 ms gap: never here, 3 x
   (the switch names its first clock).
 With --report, pacer-report draws the S1 switch.
 """
-import json
 import os
 import subprocess
 import sys
 import tempfile
 
-from scenario_runs import run_harness
+from scenario_runs import records, run_harness
 
 ITERS = 90
 ARGS = ["--servers", "1", "--tasks=1", "--compute-ms=16", "--batch=64", "--auto_window=20",
         f"--iters={ITERS}"]
 EXPECTED_ROWS = ["bsp", "backup:1", "backup:2", "backup:3", "ssp:1", "ssp:2", "ssp:4", "asp"]
-
-
-def records(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f]
 
 
 def check(scenario, metrics):

@@ -24,3 +24,9 @@ def run_summary(mpirun, harness, scenario, policy, tmp, args, timeout=600):
                 timeout)
     with open(path) as f:
         return json.load(f)
+
+
+def records(path):
+    """Every record of a metrics log (--metrics), in order."""
+    with open(path) as f:
+        return [json.loads(line) for line in f]

@@ -99,6 +99,25 @@ TEST(RelayControlTest, ProbesMeasureCappedLinksAndOrdersOutsideTheJobAreRefused)
   });
 }
 
+// A worker of 64 parameters from 0 that pushes a constant gradient: 1 from worker 0, 3 from
+// worker 1.
+struct ConstantGradientWorker {
+  explicit ConstantGradientWorker(Session& session)
+      : w(64, 0.f), grad(64, session.role_index() == 0 ? 1.f : 3.f), sync(session) {
+    sync.Register("w", w.data(), w.size());
+  }
+  void Train(int iterations) {
+    for (int i = 0; i < iterations; ++i) {
+      sync.BeginIteration(1);
+      sync.PushPull("w", grad.data(), w.data());
+      sync.EndIteration();
+    }
+  }
+
+  std::vector<float> w, grad;
+  GradientSync sync;
+};
+
 // Two workers push constant gradients (1 and 3) under BSP with SGD at rate 1: each iteration
 // moves the parameters by their mean, 2, and by worker 0's alone, 1, while worker 1 withholds.
 // Barriers put the orders between iterations 5 and 6, so the result is exact.
@@ -109,25 +128,16 @@ TEST(RelayControlTest, AWithheldWorkerLeavesTheUpdatesAndStillPulls) {
   testing::RunInProcessJob(1, 2, config, [&](Session& session) {
     if (session.is_server()) return testing::ServeUntilBarriers(session, 4);
     if (session.is_worker()) {
-      std::vector<float> w(64, 0.f), grad(64, session.role_index() == 0 ? 1.f : 3.f);
-      GradientSync sync(session);
-      sync.Register("w", w.data(), w.size());
-      auto train = [&](int iterations) {
-        for (int i = 0; i < iterations; ++i) {
-          sync.BeginIteration(1);
-          sync.PushPull("w", grad.data(), w.data());
-          sync.EndIteration();
-        }
-      };
+      ConstantGradientWorker worker(session);
       session.Barrier(kAllNodes);  // worker 1 withholds from here
-      train(5);
-      EXPECT_EQ(w, std::vector<float>(64, -5.f)) << "worker " << session.role_index();
-      EXPECT_EQ(sync.last_iteration().bytes_out,
+      worker.Train(5);
+      EXPECT_EQ(worker.w, std::vector<float>(64, -5.f)) << "worker " << session.role_index();
+      EXPECT_EQ(worker.sync.last_iteration().bytes_out,
                 session.role_index() == 1 ? 0 : static_cast<int64_t>(64 * sizeof(float)));
       session.Barrier(kAllNodes);
       session.Barrier(kAllNodes);  // and sends again from here
-      train(5);
-      EXPECT_EQ(w, std::vector<float>(64, -15.f)) << "worker " << session.role_index();
+      worker.Train(5);
+      EXPECT_EQ(worker.w, std::vector<float>(64, -15.f)) << "worker " << session.role_index();
       session.Barrier(kAllNodes);
       return;
     }
@@ -153,20 +163,14 @@ TEST(RelayControlTest, AFetchAfterARelayedIterationAsksTheServers) {
   testing::RunInProcessJob(1, 2, config, [&](Session& session) {
     if (session.is_server()) return testing::ServeUntilBarriers(session, 3);
     if (session.is_worker()) {
-      std::vector<float> w(64, 0.f), grad(64, session.role_index() == 0 ? 1.f : 3.f);
-      GradientSync sync(session);
-      sync.Register("w", w.data(), w.size());
+      ConstantGradientWorker worker(session);
       session.Barrier(kAllNodes);  // worker 0 relays through worker 1 from here
-      for (int i = 0; i < 3; ++i) {
-        sync.BeginIteration(1);
-        sync.PushPull("w", grad.data(), w.data());
-        sync.EndIteration();
-      }
+      worker.Train(3);
       session.Barrier(kAllNodes);
       if (session.role_index() == 0) {
-        std::fill(w.begin(), w.end(), 0.f);
-        EXPECT_EQ(testing::ErrorOf([&] { sync.Fetch(); }), "(no error)");
-        EXPECT_EQ(w, std::vector<float>(64, -6.f));
+        std::fill(worker.w.begin(), worker.w.end(), 0.f);
+        EXPECT_EQ(testing::ErrorOf([&] { worker.sync.Fetch(); }), "(no error)");
+        EXPECT_EQ(worker.w, std::vector<float>(64, -6.f));
       }
       session.Barrier(kAllNodes);
       return;
