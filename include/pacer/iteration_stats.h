@@ -24,6 +24,10 @@ struct IterationStats {
   int64_t bytes_in = 0;    ///< parameters received
   /// Tensors (keys) sent as "same as last" instead of their values (SMS's skip).
   int64_t pushes_skipped = 0;
+  int64_t bytes_skipped = 0;  ///< the gradient bytes those did not send
+  /// Tensors (keys) whose parameters a server answered "unchanged": the ones it last sent stand
+  /// for them (SMS's skip, --skip_pull_eps).
+  int64_t pulls_unchanged = 0;
   int64_t batch_size = 0;  ///< the batch size run (see GradientSync::batch_size)
   int64_t version = 0;     ///< lowest parameter version received
   /// Under --sync=auto: the squared norm of the gradients pushed, as the application passed them

@@ -32,7 +32,14 @@ StragglerWatch::StragglerWatch(const Node& node, MetricsLog& metrics)
 
 void StragglerWatch::OnIteration(int index, int rank, const IterationReport& r) {
   const bool relayed = r.partner >= 0;
-  detector_.Observe(straggler::WorkerIteration{index, r.iteration, r.compute_s, r.push_s, relayed});
+  // SMS's skip sends part of the gradients: the links are judged by the time the whole would
+  // have taken at the rate measured, else a skipping straggler would look fast and lose its skip.
+  const double sent = static_cast<double>(r.bytes_out);
+  const double whole = sent + static_cast<double>(r.bytes_skipped);
+  const bool skipped = r.bytes_skipped > 0 && sent == 0;
+  const double transfer_s = r.bytes_skipped > 0 && sent > 0 ? r.push_s * whole / sent : r.push_s;
+  detector_.Observe(
+      straggler::WorkerIteration{index, r.iteration, r.compute_s, transfer_s, relayed, skipped});
   if (relayed) return;  // its busy time is not its own links' to predict from
   auto& predictor = predictors_[index];
   if (!predictor) {

@@ -11,6 +11,7 @@
 #include "ps/node/node.h"
 #include "server/gradient_cache.h"
 #include "server/request_shards.h"
+#include "server/sent_parameters.h"
 #include "server/sync_engine.h"
 
 namespace pacer {
@@ -34,6 +35,7 @@ class ParameterShards {
       engines_.push_back(std::make_unique<SyncEngine>(options, node.reducer(), allocate));
     }
     caches_.resize(requests_.num_shards());
+    sent_.resize(requests_.num_shards());
     requests_.SetSwitchHandler(
         [this](const RequestMeta& meta, const detail::SyncSwitchRequest& request) {
           Switch(meta, request);
@@ -41,7 +43,10 @@ class ParameterShards {
     requests_.SetMigrationHandlers(
         [this](int shard, const std::function<bool(Key)>& moving) {
           std::vector<detail::RequestShards::MovedKey> records = engines_[shard]->Export(moving);
-          for (auto& [key, state] : records) state = caches_[shard].Pack(key, state);
+          for (auto& [key, state] : records) {
+            state = caches_[shard].Pack(key, state);
+            sent_[shard].ForgetKey(key);
+          }
           requests_.AddKeys(-static_cast<int64_t>(records.size()));
           return records;
         },
@@ -83,7 +88,8 @@ class ParameterShards {
       for (Key key : engine.Keys()) {
         const KeyStatus s = engine.Status(key);
         std::lock_guard<std::mutex> lock(mu);
-        all[key] = {s.version, s.applied, s.dropped, s.pushes, caches_[shard].BytesOf(key)};
+        all[key] = {s.version, s.applied, s.dropped, s.pushes,
+                    caches_[shard].BytesOf(key) + sent_[shard].BytesOf(key)};
       }
     });
     return all;
@@ -191,10 +197,22 @@ class ParameterShards {
     std::vector<Buffer> vals;
     std::vector<int> lens;
     ResponseStamp stamp;
+    SentParameters& sent = sent_[meta.shard];
+    const int worker = WorkerIndex(meta.sender);
     for (size_t i = 0; i < n; ++i) {
+      const KeyStatus status = engine.Status(keys[i]);
       Buffer values;
       if (!meta.state) {
         values = *engine.Values(keys[i]);
+        if (!meta.keep_parameters) {
+          sent.Forget(worker, keys[i]);
+        } else if (sent.Unchanged(worker, keys[i], meta.version, values, status.version,
+                                  node_.config().skip_pull_eps)) {
+          // No values: the worker keeps what it holds, of the version it pulled with.
+          lens.push_back(0);
+          stamp.Merge({meta.version, status.complete, -1, 1});
+          continue;
+        }
       } else {
         // Served from whichever request made the keys ready: an error goes to this one's sender.
         try {
@@ -206,7 +224,6 @@ class ParameterShards {
       }
       vals.push_back(values);
       lens.push_back(static_cast<int>(values.size() / sizeof(float)));
-      const KeyStatus status = engine.Status(keys[i]);
       stamp.Merge({status.version, status.complete, -1});
     }
     requests_.Respond(meta, keys_buffer, std::move(vals), Buffer::FromVector(std::move(lens)),
@@ -228,6 +245,7 @@ class ParameterShards {
   bool answers_probes_ = false;
   std::vector<std::unique_ptr<SyncEngine>> engines_;  // one per shard, used only by its shard
   std::vector<GradientCache> caches_;                 // one per shard, used only by its shard
+  std::vector<SentParameters> sent_;                  // one per shard, used only by its shard
   detail::RequestShards requests_;                    // stops its threads before the engines go
   std::shared_ptr<void> exclusions_;                  // last: dropped first
 };

@@ -133,6 +133,7 @@ void PendingResponse::Send() {
   meta.set_version(stamp_.version);
   meta.set_complete_clock(stamp_.complete_clock);
   meta.set_clock(stamp_.clock);
+  meta.set_unchanged_keys(static_cast<int32_t>(stamp_.unchanged_keys));
   if (parts_.size() == 1) {
     reply.keys = parts_[0].keys;
     reply.lens = parts_[0].lens;

@@ -252,6 +252,7 @@ RequestMeta RequestShards::MetaOf(const Message& msg, int parts) {
   meta.relayed.assign(msg.meta.relayed().begin(), msg.meta.relayed().end());
   meta.cache_gradient = msg.meta.cache_gradient();
   meta.same_as_last = msg.meta.same_as_last();
+  meta.keep_parameters = msg.meta.keep_parameters();
   meta.response = std::make_shared<PendingResponse>(msg.meta, node_, value_size_, parts);
   return meta;
 }

@@ -55,6 +55,10 @@ void Detector::Observe(const WorkerIteration& w) {
     Push(&h.compute, w.compute_s);
     return;
   }
+  if (w.skipped) {
+    Push(&h.compute, w.compute_s);
+    return;
+  }
   Push(&h.busy, w.busy_s());
   Push(&h.compute, w.compute_s);
   Push(&h.transfer, w.transfer_s);

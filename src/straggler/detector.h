@@ -20,6 +20,9 @@ struct WorkerIteration {
   // Its gradients went through a relay partner (STRET): its transfer says nothing of its own links,
   // so it is not judged (nor the fastest) until it pushes itself again.
   bool relayed = false;
+  // Every push went as "same as last" (SMS's skip): its transfer says nothing new of its links,
+  // which are judged by the transfers before.
+  bool skipped = false;
   double busy_s() const { return compute_s + transfer_s; }
 };
 

@@ -58,7 +58,8 @@ void RoutedClient::InflightRequests::OnResponse(Message&& msg) {
       return;
     }
     if (it->second->answer) {
-      it->second->answer->Merge({msg.meta.version(), msg.meta.complete_clock(), msg.meta.clock()});
+      it->second->answer->Merge({msg.meta.version(), msg.meta.complete_clock(), msg.meta.clock(),
+                                 msg.meta.unchanged_keys()});
     }
     if (error.empty() && it->second->pull) {
       if (!msg.vals.empty() && msg.meta.value_size() != static_cast<int>(value_size)) {
@@ -211,6 +212,7 @@ Message RoutedClient::InflightRequests::MessageOf(int ts, Pending& p, Operation 
   }
   meta.set_init(request.sync.init && push);
   meta.set_after_own_push(request.sync.after_own_push);
+  meta.set_keep_parameters(request.sync.keep_parameters && !push);
   meta.set_state(request.sync.state);
   meta.set_epoch(epoch);
   if (slice.size() == n) {

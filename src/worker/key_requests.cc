@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/str_cat.h"
 #include "pacer/error.h"
 #include "pacer/reducer.h"
 
@@ -39,6 +40,7 @@ void KeyRequests::StartIteration(int64_t clock, double weight, bool skip_unchang
     s.error.clear();
     s.timed_out = false;
     s.lost = false;
+    s.keep_parameters = false;
   }
   ForgetRelays();
   // The relay link changes its orders only at BeginIteration: read them once per iteration.
@@ -82,10 +84,18 @@ int KeyRequests::Send(int u, detail::Operation op, int64_t clock, bool init, boo
   if (op == detail::Operation::kPush) request.sync.relayed = s.carried;
   request.sync.same_as_last = same_as_last;
   request.sync.cache_gradient = kept && !same_as_last;
+  // Only an iteration's own pull: a broadcast or a fetch wants the servers' values, and what this
+  // worker forwards to the stragglers it carries must be what the servers sent.
+  s.keep_parameters =
+      op == detail::Operation::kPull && after_own_push && skipping_ && s.carried.empty();
+  request.sync.keep_parameters = s.keep_parameters;
   if (withheld || same_as_last) {
     static constexpr int32_t kNoValues = 0;
     request.lens = Buffer(&kNoValues, sizeof(kNoValues));
-    if (same_as_last) ++traffic_.pushes_skipped;
+    if (same_as_last) {
+      ++traffic_.pushes_skipped;
+      traffic_.bytes_skipped += static_cast<int64_t>(bytes);
+    }
   } else if (op != detail::Operation::kPull) {
     request.values = Buffer(s.send, bytes);
     traffic_.bytes_out += static_cast<int64_t>(bytes);
@@ -251,10 +261,10 @@ void KeyRequests::FinishPull(int u) {
   s.done = true;
   traffic_.last_pull_done = SteadyClock::now();
   if (!s.error.empty()) return;
+  if (!KeepParameters(u)) return;
   if (!s.carried.empty()) {
     relay_->ForwardParameters(clock_, u, unit(u).key, s.carried, s.receive, count, *s.answer);
   }
-  traffic_.bytes_in += static_cast<int64_t>(count * sizeof(float));
   s.version = s.answer->version;
   if (s.receive == s.receive_stage.data()) {
     for (size_t m = 0; m < unit(u).members.size(); ++m) {
@@ -264,6 +274,29 @@ void KeyRequests::FinishPull(int u) {
                   member.count * sizeof(float));
     }
   }
+}
+
+bool KeyRequests::KeepParameters(int u) {
+  KeyState& s = states_[u];
+  const size_t count = unit(u).count;
+  if (s.answer->unchanged_keys == 0) {
+    traffic_.bytes_in += static_cast<int64_t>(count * sizeof(float));
+    if (s.keep_parameters) {
+      s.last_received.assign(s.receive, s.receive + count);
+    } else if (!s.last_received.empty()) {
+      std::vector<float>().swap(s.last_received);  // the server forgot what it sent, too
+    }
+    return true;
+  }
+  if (!s.keep_parameters || s.last_received.size() != count) {
+    s.error = StrCat("key ", unit(u).key, ": a server answered 'unchanged' to a pull of ",
+                     s.keep_parameters ? "a key this worker holds no parameters of"
+                                       : "parameters this worker does not keep");
+    return false;
+  }
+  ++traffic_.pulls_unchanged;
+  std::memcpy(s.receive, s.last_received.data(), count * sizeof(float));
+  return true;
 }
 
 // Sends every queued push before blocking on a pull: the pull may wait for other workers' pushes,

@@ -51,17 +51,22 @@ class KeyRequests {
     // keep, which a push "same as last" stands for (empty: the server keeps none).
     std::vector<float> last_sent;
     double last_weight = 0;
+    // And on the pull side: whether this iteration's pull may be answered "unchanged", and the
+    // parameters last received while skipping, which such an answer stands for.
+    bool keep_parameters = false;
+    std::vector<float> last_received;
   };
   // What went over the wire this iteration, and when.
   struct Traffic {
     int64_t bytes_out = 0, bytes_in = 0;
-    int64_t pushes_skipped = 0;
+    int64_t pushes_skipped = 0, bytes_skipped = 0, pulls_unchanged = 0;
     bool any_push_sent = false;
     std::chrono::steady_clock::time_point first_push_sent, last_push_acked, last_pull_done;
   };
 
   // `skip_eps`: while skipping, a gradient within this relative distance of the last one sent
-  // goes as "same as last".
+  // goes as "same as last" (and the servers answer pulls with parameters that moved little since
+  // they last sent them "unchanged", by --skip_pull_eps).
   KeyRequests(detail::RoutedClient& kv, const TensorLayout& layout, int credit, double skip_eps)
       : kv_(kv), layout_(layout), credit_(credit), skip_eps_(skip_eps) {}
   // Abandons the pulls still in flight (an iteration left by an exception): their values would
@@ -113,6 +118,10 @@ class KeyRequests {
   // Whether unit u's gradient goes as "same as last": skipping, the server keeps the last one,
   // of the same weight, and ||g - g_last|| <= skip_eps x ||g_last||.
   bool Unchanged(int u) const;
+  // Unit u's pull answered: the parameters it received are kept (while skipping) or freed, or an
+  // answer "unchanged" restores the ones kept. False (an error in its state) for an "unchanged"
+  // this worker cannot stand for.
+  bool KeepParameters(int u);
   // Stores what a failed wait threw in unit u's state.
   void Fail(int u, const std::function<void()>& wait);
   bool AnyQueued() const;

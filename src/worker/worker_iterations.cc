@@ -263,6 +263,8 @@ void WorkerIterations::EndIteration() {
   current_.bytes_out = traffic.bytes_out;
   current_.bytes_in = traffic.bytes_in;
   current_.pushes_skipped = traffic.pushes_skipped;
+  current_.bytes_skipped = traffic.bytes_skipped;
+  current_.pulls_unchanged = traffic.pulls_unchanged;
   if (traffic.any_push_sent) {
     using Duration = std::chrono::duration<double>;
     current_.push_s =

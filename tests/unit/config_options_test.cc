@@ -55,7 +55,7 @@ TEST(ConfigOptionsTest, EveryRowIsAFlagWithTheRowsDefault) {
   EXPECT_EQ(Default(#name), Printed(defaults.tuning.name)) << #name;
 #include "pacer/tuning_options.def"
 #undef PACER_OPTION
-  EXPECT_EQ(rows, 44);
+  EXPECT_EQ(rows, 45);
 }
 
 TEST(ConfigOptionsTest, JobWideRowsAreTheAgreedOnes) {
@@ -70,12 +70,26 @@ TEST(ConfigOptionsTest, JobWideRowsAreTheAgreedOnes) {
   }
   EXPECT_EQ(values["inject"], "worker:0:compute=2x;server:0:service=3x");
   EXPECT_EQ(values["skip_eps"], "0.25");
-  EXPECT_EQ(names,
-            (std::set<std::string>{"servers", "server_placement", "transport", "sync", "optimizer",
-                                   "partition_bytes", "inject", "inject_seed", "migrate_every",
-                                   "balance", "auto_window", "auto_group_gap_ms", "comm_policy",
-                                   "predicted_policy", "shrink_margin", "skip_eps",
-                                   "server_bandwidth", "heartbeat_timeout_s", "on_worker_loss"}));
+  EXPECT_EQ(names, (std::set<std::string>{"servers",
+                                          "server_placement",
+                                          "transport",
+                                          "sync",
+                                          "optimizer",
+                                          "partition_bytes",
+                                          "inject",
+                                          "inject_seed",
+                                          "migrate_every",
+                                          "balance",
+                                          "auto_window",
+                                          "auto_group_gap_ms",
+                                          "comm_policy",
+                                          "predicted_policy",
+                                          "shrink_margin",
+                                          "skip_eps",
+                                          "skip_pull_eps",
+                                          "server_bandwidth",
+                                          "heartbeat_timeout_s",
+                                          "on_worker_loss"}));
 }
 
 TEST(ConfigOptionsTest, EachRowsCheckNamesTheFlag) {

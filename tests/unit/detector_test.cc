@@ -97,6 +97,26 @@ TEST(DetectorTest, ARelayedWorkerIsNeitherJudgedNorTheFastest) {
   EXPECT_EQ(found[0].index, 0);
 }
 
+// A worker whose pushes all went as "same as last" (SMS's skip) moved nothing over its links: it
+// stays judged by the transfers before, so a skip does not lift the flag that ordered it.
+TEST(DetectorTest, AnIterationThatSkippedEveryPushKeepsTheLinksJudgement) {
+  Detector detector;
+  Telemetry telemetry(4);
+  for (int64_t i = 0; i < 5; ++i) {
+    for (int w = 0; w < 4; ++w) detector.Observe(telemetry.Next(w, i, 1, w == 0 ? 20 : 1));
+  }
+  for (int64_t i = 5; i < 15; ++i) {
+    WorkerIteration skipped = telemetry.Next(0, i, 1, 0.1);  // tiny messages, no values
+    skipped.skipped = true;
+    detector.Observe(skipped);
+    for (int w = 1; w < 4; ++w) detector.Observe(telemetry.Next(w, i, 1, 1));
+    std::vector<Detection> found = detector.Detect();
+    ASSERT_EQ(found.size(), 1u) << "iteration " << i;
+    EXPECT_EQ(found[0].index, 0);
+    EXPECT_EQ(found[0].kind, Detection::Kind::kCommunication);
+  }
+}
+
 TEST(DetectorTest, NoiseAndLoneSlowIterationsFlagNobody) {
   Detector detector;
   Telemetry telemetry(3);

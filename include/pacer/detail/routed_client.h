@@ -47,6 +47,9 @@ struct SyncStamp {
   // that stands for what it kept.
   bool cache_gradient = false;
   bool same_as_last = false;
+  // SMS's skip, a pull: the worker holds what the server last sent it (of `version`), which a
+  // key that moved little since may stand for (ResponseStamp::unchanged_keys).
+  bool keep_parameters = false;
 };
 
 struct Request {

@@ -50,6 +50,8 @@ struct RequestMeta {
   bool cache_gradient = false;
   /// SMS's skip: this push carries no values and stands for the values kept.
   bool same_as_last = false;
+  /// SMS's skip, a pull: the worker holds the parameters last sent to it, of `version`.
+  bool keep_parameters = false;
   /// Collects the response; copy the meta to respond later (for instance when a synchronization
   /// rule fires).
   std::shared_ptr<detail::PendingResponse> response;

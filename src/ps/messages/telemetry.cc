@@ -6,8 +6,8 @@
 namespace pacer {
 
 static_assert(std::is_trivially_copyable<IterationReport>::value, "sent as bytes");
-// IterationStats' 18 fields, partner and accuracy, 8 bytes each: no padding to send.
-static_assert(sizeof(IterationReport) == 20 * 8, "a field that is not 8 bytes wide pads");
+// IterationStats' 20 fields, partner and accuracy, 8 bytes each: no padding to send.
+static_assert(sizeof(IterationReport) == 22 * 8, "a field that is not 8 bytes wide pads");
 static_assert(std::is_trivially_copyable<ServerTotals>::value, "sent as bytes");
 
 double ServiceMicrosPerMb(const ServerReport& r) {
