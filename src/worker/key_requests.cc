@@ -283,8 +283,10 @@ bool KeyRequests::KeepParameters(int u) {
     traffic_.bytes_in += static_cast<int64_t>(count * sizeof(float));
     if (s.keep_parameters) {
       s.last_received.assign(s.receive, s.receive + count);
-    } else if (!s.last_received.empty()) {
-      std::vector<float>().swap(s.last_received);  // the server forgot what it sent, too
+    } else if (!s.relayed_out && !s.last_received.empty()) {
+      // A plain pull: the server forgot what it sent, too. (A relayed iteration's parameters came
+      // from the partner; what the server last sent this worker still stands.)
+      std::vector<float>().swap(s.last_received);
     }
     return true;
   }
