@@ -56,6 +56,11 @@ void StragglerWatch::OnServerReport(int index, int rank, const ServerReport& r) 
   }
 }
 
+void StragglerWatch::OnExclusion(int index) {
+  detector_.Forget(index);
+  predictors_.erase(index);
+}
+
 void StragglerWatch::OnBoundary(int64_t iteration) {
   std::vector<straggler::Detection> found = detector_.Detect();
   std::map<int, double> predicted;

@@ -25,6 +25,8 @@ class StragglerWatch : public TelemetryObserver {
   void OnIteration(int index, int rank, const IterationReport& report) override;
   void OnServerReport(int index, int rank, const ServerReport& report) override;
   void OnBoundary(int64_t iteration) override;
+  // A lost worker is judged no more, nor the fastest: its flags clear at the next boundary.
+  void OnExclusion(int index) override;
 
   // The workers flagged at the last boundary as one of `kinds`, by index (read from another
   // observer's OnBoundary, which the intake runs after this one's).

@@ -62,13 +62,28 @@ void SyncOrders::OnIteration(int index, int rank, const IterationReport& r) {
   row.batch[i] = r.batch_size;
 }
 
+void SyncOrders::OnExclusion(int index) {
+  std::lock_guard<std::mutex> lock(excluded_mu_);
+  excluded_.insert(index);
+}
+
+std::vector<int> SyncOrders::Live() const {
+  std::lock_guard<std::mutex> lock(excluded_mu_);
+  std::vector<int> live;
+  for (int w = 0; w < node_.roles().num_workers(); ++w) {
+    if (!excluded_.count(w)) live.push_back(w);
+  }
+  return live;
+}
+
 void SyncOrders::OnBoundary(int64_t iteration) {
   const auto it = pending_.find(iteration);
   if (it == pending_.end()) return;
   const Row row = std::move(it->second);
   pending_.erase(pending_.begin(), std::next(it));
-  const bool full =
-      std::all_of(row.batch.begin(), row.batch.end(), [this](int64_t b) { return b == full_; });
+  const std::vector<int> live = Live();
+  const bool full = std::all_of(live.begin(), live.end(),
+                                [&](int w) { return row.batch[static_cast<size_t>(w)] == full_; });
   switch (phase_) {
     case Phase::kWarmUp: {
       if (iteration + 1 < kWarmUp) return;
@@ -105,7 +120,9 @@ void SyncOrders::OnBoundary(int64_t iteration) {
         norm_half_ += row.norm2[w];
         ++counted_half_;
       }
-      if (counted_half_ < static_cast<int64_t>(window_ / 2) * node_.roles().num_workers()) return;
+      if (counted_half_ < static_cast<int64_t>(window_ / 2) * static_cast<int64_t>(live.size())) {
+        return;
+      }
       queue_.Post([this, full = full_] { OrderBatch(full, 1); });
       // The full batch's norms from the rows just before the half batches: the norms shrink as
       // the job trains.
@@ -158,12 +175,14 @@ straggler::SyncProfile SyncOrders::Profile() const {
   p.batch = full_;
   p.noise_scale = noise_scale_;
   p.iterations_left = kGroupsBound;
+  const std::vector<int> live = Live();
   for (const Row& row : rows_) {
     // What every worker pays besides its own compute and push: the least of the row's rests
     // (the slowest worker's, who waited for no one).
-    const double shared = *std::min_element(row.rest_s.begin(), row.rest_s.end());
+    double shared = std::numeric_limits<double>::infinity();
+    for (int w : live) shared = std::min(shared, row.rest_s[static_cast<size_t>(w)]);
     std::vector<double> times;
-    for (double busy : row.busy_s) times.push_back(busy + shared);
+    for (int w : live) times.push_back(row.busy_s[static_cast<size_t>(w)] + shared);
     p.times.push_back(std::move(times));
   }
   return p;
@@ -171,7 +190,7 @@ straggler::SyncProfile SyncOrders::Profile() const {
 
 void SyncOrders::OrderBatch(int batch, double weight) {
   std::vector<straggler::TunedBatch> batches;
-  for (int w = 0; w < node_.roles().num_workers(); ++w) batches.push_back({w, batch, weight});
+  for (int w : Live()) batches.push_back({w, batch, weight});
   try {
     orders_.TuneBatches(batches, 1.0);
     LOG(INFO) << "--sync=auto: every worker runs batches of " << batch << " (profiling)";

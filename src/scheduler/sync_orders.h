@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -43,6 +44,8 @@ class SyncOrders : public TelemetryObserver {
 
   void OnIteration(int index, int rank, const IterationReport& report) override;
   void OnBoundary(int64_t iteration) override;
+  // A lost worker: the profile and the rows go on over the workers left.
+  void OnExclusion(int index) override;
   // Orders nothing more; an order under way ends with an Error.
   void Stop();
 
@@ -59,6 +62,8 @@ class SyncOrders : public TelemetryObserver {
   void Decide(int64_t iteration, const straggler::SyncProfile& profile, const char* why);
   // A profile of the rows kept, with the noise scale measured.
   straggler::SyncProfile Profile() const;
+  // The workers the job has not gone on without, by index.
+  std::vector<int> Live() const;
 
   Node& node_;
   MetricsLog& metrics_;
@@ -80,7 +85,9 @@ class SyncOrders : public TelemetryObserver {
   std::set<int> regime_, seen_;  // worker stragglers when last decided; as last seen
   int64_t seen_since_ = 0;       // the boundary from which `seen_` held
   std::string mode_ = "bsp";     // the queue's thread only
-  OrderQueue queue_;             // last: its thread runs orders that use the rest
+  mutable std::mutex excluded_mu_;
+  std::set<int> excluded_;  // lost workers (the intake's thread writes, the queue's reads)
+  OrderQueue queue_;        // last: its thread runs orders that use the rest
 };
 
 }  // namespace pacer

@@ -10,9 +10,34 @@
 namespace pacer {
 
 TelemetryIntake::TelemetryIntake(Node& node, std::vector<TelemetryObserver*> observers)
-    : node_(node), observers_(std::move(observers)), reported_(node.roles().num_workers(), 0) {
+    : node_(node),
+      observers_(std::move(observers)),
+      reported_(node.roles().num_workers(), 0),
+      excluded_(node.roles().num_workers(), false) {
   for (proto::Command command : {proto::ITERATION_REPORT, proto::SERVER_REPORT}) {
     node_.dispatcher().Take(command, [this](Message&& msg) { OnReport(msg); });
+  }
+  exclusions_ = node_.cluster().WatchExclusions([this](int rank, const std::string&) {
+    if (node_.roles().RoleOf(rank) == Role::kWorker) Exclude(node_.roles().IndexOf(rank));
+  });
+}
+
+void TelemetryIntake::Exclude(int index) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (excluded_.at(index)) return;
+  excluded_[index] = true;
+  for (TelemetryObserver* o : observers_) o->OnExclusion(index);
+  AdvanceBoundary();
+}
+
+void TelemetryIntake::AdvanceBoundary() {
+  int64_t boundary = -1;
+  for (size_t w = 0; w < reported_.size(); ++w) {
+    if (!excluded_[w]) boundary = boundary < 0 ? reported_[w] : std::min(boundary, reported_[w]);
+  }
+  if (boundary > boundary_) {
+    boundary_ = boundary;
+    for (TelemetryObserver* o : observers_) o->OnBoundary(boundary - 1);
   }
 }
 
@@ -38,11 +63,7 @@ void TelemetryIntake::OnReport(const Message& msg) {
       const int index = roles.IndexOf(sender);
       for (TelemetryObserver* o : observers_) o->OnIteration(index, sender, report);
       reported_[index] = std::max(reported_[index], report.iteration + 1);
-      const int64_t boundary = *std::min_element(reported_.begin(), reported_.end());
-      if (boundary > boundary_) {
-        boundary_ = boundary;
-        for (TelemetryObserver* o : observers_) o->OnBoundary(boundary - 1);
-      }
+      AdvanceBoundary();
       return;
     }
   } else {

@@ -65,6 +65,8 @@ class Detector {
 
   void Observe(const WorkerIteration& w);
   void Observe(const ServerInterval& s);
+  // Drops worker `index`'s history: the job went on without it.
+  void Forget(int index) { workers_.erase(index); }
   // Workers whose busy time is past worker_ratio x the fastest, classified by which part is slow,
   // and servers past server_ratio x the median; in index order, workers first.
   std::vector<Detection> Detect() const;

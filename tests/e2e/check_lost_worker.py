@@ -14,6 +14,9 @@ clock k, 0 < k < the iterations:
   bsp with --on_worker_loss=continue, epsp:0:  -(2.5 k + 7/3 (T - k)) (the mean of who pushed)
   backup:1 (the first 3 of each clock):        a third of an integer, -3 T..-2 T
 
+Under --sync=auto (with --on_worker_loss=continue) the mode may change, so instead of the value
+it checks that STRN's profile, under way at the loss, completes over the workers left.
+
 Then it resumes worker 2, which learns that it was excluded and exits naming why. Under bsp
 without the option, a lost worker still ends the job (frozen_rank_ends_the_job_naming_it).
 
@@ -37,7 +40,8 @@ from check_liveness import logged, started_ranks  # noqa: E402
 
 RANKS, VICTIM, ITERS = 6, 4, 150
 LIVE_WORKERS = (0, 1, 3)
-RULES = ("asp", "ssp:2", "bsp --on_worker_loss=continue", "epsp:0", "backup:1")
+RULES = ("asp", "ssp:2", "bsp --on_worker_loss=continue", "epsp:0", "backup:1",
+         "auto --on_worker_loss=continue")
 
 
 def lost_after(rule, value):
@@ -107,6 +111,8 @@ def run(mpiexec, job, rule, folder):
         problems.append(f"the live workers {LIVE_WORKERS} did not all finish: {values}")
     elif len(set(values.values())) != 1:
         problems.append(f"the live workers ended with different values: {values}")
+    elif rule.startswith("auto"):
+        problems += profile_after_loss(metrics)
     else:
         k = lost_after(rule, float(values["0"]))
         if k is None or (k != "some" and not 0 < k < ITERS):
@@ -127,6 +133,20 @@ def run(mpiexec, job, rule, folder):
             [("exclude", VICTIM, 2)]:
         problems.append(f"the metrics log's worker-loss decisions: {decisions}")
     return "\n".join(problems + [out[-3000:]]) if problems else None
+
+
+def profile_after_loss(metrics):
+    """Under --sync=auto, STRN's profile (3 warm-up and 20 full-batch iterations) is still under
+    way when worker 2 is lost: it must complete over the workers left, after the exclusion, as
+    must the detector's boundaries (a boundary that waited for the lost worker stopped them all)."""
+    records = [json.loads(line) for line in metrics.read_text().splitlines()]
+    lost = [r["iter"] for r in records if r.get("kind") == "worker_loss"]
+    profile = [r["iter"] for r in records if r.get("policy") == "strn" and r["why"] == "profile"]
+    if len(profile) != 1 or not lost or profile[0] <= lost[0]:
+        return [f"STRN's profile decisions at iterations {profile}, worker 2 lost at {lost}: "
+                "expected one, after the loss"]
+    print(f"auto: worker 2 lost at iteration {lost[0]}, STRN decided at {profile[0]}")
+    return []
 
 
 def check_each(rules, check):

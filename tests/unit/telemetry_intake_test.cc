@@ -37,6 +37,10 @@ class Recorder : public TelemetryObserver {
     std::lock_guard<std::mutex> lock(mu_);
     boundaries_.push_back(iteration);
   }
+  void OnExclusion(int index) override {  // recorded among the boundaries, as -1 - index
+    std::lock_guard<std::mutex> lock(mu_);
+    boundaries_.push_back(-1 - index);
+  }
   // Waits (20 s at most) until `iterations` and `servers` reports came.
   void WaitFor(size_t iterations, size_t servers) {
     for (int i = 0; i < 1000; ++i) {
@@ -110,6 +114,45 @@ TEST(TelemetryIntakeTest, AReportFromARankOfTheWrongRoleIsDropped) {
   EXPECT_EQ(recorder.servers(), (std::vector<Seen>{{0, 1, 11}}));
   // Worker 0 reported iterations 0..2, worker 1 0..3: both have reported 0..2.
   EXPECT_EQ(recorder.boundaries(), std::vector<int64_t>{2});
+}
+
+// Worker 1 (rank 3) reports iterations 0 and 1, worker 0 (rank 2) 0..4; then the job goes on
+// without worker 1: the observers hear of it, then of boundary 4 at once, and later boundaries
+// follow worker 0 alone. A second exclusion of the same worker changes nothing.
+TEST(TelemetryIntakeTest, BoundariesFollowTheWorkersLeftOnceOneIsExcluded) {
+  Recorder recorder;
+  testing::RunInProcessJob(1, 2, Config(), [&](Session& session) {
+    Node& node = NodeOf(session);
+    if (session.is_scheduler()) {
+      TelemetryIntake intake(node, {&recorder});
+      session.Barrier(kAllNodes);  // it takes reports
+      session.Barrier(kAllNodes);  // they were sent
+      recorder.WaitFor(7, 0);
+      intake.Exclude(1);
+      intake.Exclude(1);
+      session.Barrier(kAllNodes);  // excluded
+      session.Barrier(kAllNodes);  // worker 0 sent iteration 5
+      recorder.WaitFor(8, 0);
+      session.Barrier(kAllNodes);
+      return;
+    }
+    session.Barrier(kAllNodes);
+    const int rank = session.rank();
+    auto report = [&](int64_t iteration) {
+      node.transport().Send(0, ReportMessage(IterationNumbered(iteration), rank), nullptr);
+    };
+    if (session.is_worker()) {
+      for (int64_t i = 0; i < (session.role_index() == 0 ? 5 : 2); ++i) report(i);
+    }
+    session.Barrier(kAllNodes);
+    session.Barrier(kAllNodes);
+    if (session.is_worker() && session.role_index() == 0) report(5);
+    session.Barrier(kAllNodes);
+    session.Barrier(kAllNodes);
+  });
+  EXPECT_EQ(recorder.iterations().size(), 8u);
+  // Boundaries 0 and 1 with both workers; -2: worker 1 excluded; then 4 and 5.
+  EXPECT_EQ(recorder.boundaries(), (std::vector<int64_t>{0, 1, -2, 4, 5}));
 }
 
 }  // namespace
