@@ -28,7 +28,8 @@ SmsOrders::SmsOrders(Node& node, MetricsLog& metrics, const StragglerWatch& watc
       owner_(owner),
       orders_(node),
       policy_(OptionsOf(node.config())),
-      told_(node.roles().num_workers(), false) {}
+      told_(node.roles().num_workers(), false),
+      excluded_(node.roles().num_workers(), false) {}
 
 SmsOrders::~SmsOrders() { Stop(); }
 
@@ -37,7 +38,13 @@ void SmsOrders::Stop() {
   queue_.Stop();
 }
 
+void SmsOrders::OnExclusion(int index) {
+  excluded_[index] = true;
+  policy_.Forget(index);
+}
+
 void SmsOrders::OnIteration(int index, int rank, const IterationReport& r) {
+  if (excluded_[index]) return;  // a report that was under way when it was lost
   if (!told_[index]) {
     const std::vector<int> sizes = allowed_.Of(index);
     if (sizes.empty()) return;  // nothing to shrink to yet

@@ -31,6 +31,8 @@ class SmsOrders : public TelemetryObserver {
 
   void OnIteration(int index, int rank, const IterationReport& report) override;
   void OnBoundary(int64_t iteration) override;
+  // A lost worker gets no order, and leaves the median.
+  void OnExclusion(int index) override;
   // Orders nothing more; an order under way ends with an Error.
   void Stop();
 
@@ -45,6 +47,7 @@ class SmsOrders : public TelemetryObserver {
   RelayOrders orders_;
   straggler::SmsPolicy policy_;  // the intake's thread only
   std::vector<bool> told_;       // per worker: its sizes are in the policy
+  std::vector<bool> excluded_;   // per worker: the job went on without it
   OrderQueue queue_;             // last: its thread runs orders that use the rest
 };
 

@@ -72,6 +72,8 @@ void StretOrders::OnIteration(int index, int rank, const IterationReport& r) {
   if (samples.size() > kSamples) samples.pop_front();
 }
 
+void StretOrders::OnExclusion(int index) { excluded_.insert(index); }
+
 void StretOrders::OnBoundary(int64_t iteration) {
   using Kind = straggler::Detection::Kind;
   straggler::StretObservation o;
@@ -80,6 +82,7 @@ void StretOrders::OnBoundary(int64_t iteration) {
   o.communication = watch_.FlaggedWorkers({Kind::kCommunication, Kind::kBoth});
   o.compute = watch_.FlaggedWorkers({Kind::kCompute, Kind::kBoth});
   o.batches_held = !owner_.MayTune();
+  o.excluded = excluded_;
   {
     // A probe's measure replaces the reports from before the relay.
     std::lock_guard<std::mutex> lock(mu_);
@@ -111,6 +114,7 @@ void StretOrders::OnBoundary(int64_t iteration) {
     Order order{iteration, std::move(d), {}, full_batch_};
     if (order.decision.kind == straggler::StretDecision::Kind::kBatchTune) {
       for (int w = 0; w < o.num_workers; ++w) {
+        if (excluded_.count(w) != 0) continue;
         straggler::BatchProfile profile{w, {}, Median(push_s_[w])};
         for (const auto& [batch, seconds] : compute_s_[w]) {
           profile.compute_s[batch] = Median(seconds);
@@ -206,7 +210,7 @@ void StretOrders::Execute(const Order& order) {
 }
 
 std::string StretOrders::TuneBatches(const Order& order) {
-  const int workers = node_.roles().num_workers();
+  const int workers = static_cast<int>(order.profiles.size());  // the workers left
   std::vector<straggler::TunedBatch> tuned;
   try {
     tuned = straggler::TuneBatches(order.profiles, allowed_.Common(), order.nominal_batch);

@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,8 @@ class StretOrders : public TelemetryObserver {
 
   void OnIteration(int index, int rank, const IterationReport& report) override;
   void OnBoundary(int64_t iteration) override;
+  // A lost worker is no partner, no straggler, and not among the tuned batches.
+  void OnExclusion(int index) override;
   // Orders nothing more; an order under way ends at its deadline or with the job.
   void Stop();
 
@@ -81,7 +84,8 @@ class StretOrders : public TelemetryObserver {
   // Per worker, compute seconds of its last kSamples iterations by batch size, and its pushes'.
   std::vector<std::map<int, std::deque<double>>> compute_s_;
   std::vector<std::deque<double>> push_s_;
-  int full_batch_ = 0;  // the largest any worker reported
+  int full_batch_ = 0;      // the largest any worker reported
+  std::set<int> excluded_;  // lost workers (the intake's thread)
 
   std::mutex mu_;
   std::map<std::pair<int, int>, double> peer_bandwidth_;  // probed: (lower, higher) index

@@ -68,6 +68,8 @@ class SmsPolicy {
   void SetSlowLinks(std::set<int> workers) { slow_links_ = std::move(workers); }
   // The orders that change a worker's batch or skip, in worker order.
   std::vector<SmsShrink> Decide();
+  // The job went on without worker `worker` (lost): it gets no order and leaves the median.
+  void Forget(int worker) { workers_.erase(worker); }
   // The size worker `worker` runs as last ordered (its full batch before any order, 0 if unknown).
   int BatchOf(int worker) const;
   // Whether worker `worker` skips unchanged gradients as last ordered.

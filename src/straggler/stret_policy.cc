@@ -60,7 +60,9 @@ bool StretPolicy::Withheld(int straggler) const {
 bool StretPolicy::Recovered(const StretObservation& o, int worker) const {
   std::vector<double> others;
   for (int w = 0; w < o.num_workers; ++w) {
-    if (w != worker && o.server_bandwidth[w] > 0) others.push_back(o.server_bandwidth[w]);
+    if (w != worker && o.server_bandwidth[w] > 0 && o.excluded.count(w) == 0) {
+      others.push_back(o.server_bandwidth[w]);
+    }
   }
   const double mine = o.server_bandwidth[worker];
   return mine > 0 && !others.empty() && mine * options_.recovered_ratio >= Median(others);
@@ -90,7 +92,9 @@ std::vector<StretDecision> StretPolicy::Decide(const StretObservation& o) {
   std::vector<StretDecision> out;
   EndSteps(o, &out);
   for (int w : o.communication) {
-    if (stragglers_.count(w) == 0) stragglers_[w] = Straggler{Step::kFlagged, -1, o.iteration};
+    if (stragglers_.count(w) == 0 && o.excluded.count(w) == 0) {
+      stragglers_[w] = Straggler{Step::kFlagged, -1, o.iteration};
+    }
   }
   Relay(o, &out);
   Escalate(o, &out);
@@ -101,13 +105,20 @@ void StretPolicy::EndSteps(const StretObservation& o, std::vector<StretDecision>
   for (auto it = stragglers_.begin(); it != stragglers_.end();) {
     const int s = it->first;
     Straggler& st = it->second;
+    if (o.excluded.count(s) != 0) {  // its partner's relay link lets go of it by itself
+      it = stragglers_.erase(it);
+      continue;
+    }
     const bool recovered = Recovered(o, s);
     if (st.step == Step::kRelaying) {
-      const bool partner_slow = o.communication.count(st.partner) + o.compute.count(st.partner) > 0;
+      const bool partner_lost = o.excluded.count(st.partner) != 0;
+      const bool partner_slow =
+          partner_lost || o.communication.count(st.partner) + o.compute.count(st.partner) > 0;
       if (partner_slow || recovered) {
         out->push_back({StretDecision::Kind::kEndRelay, s, st.partner,
-                        partner_slow ? "its partner, " + Worker(st.partner) + ", straggles"
-                                     : "its link to the servers recovered"});
+                        partner_lost   ? "its partner, " + Worker(st.partner) + ", was lost"
+                        : partner_slow ? "its partner, " + Worker(st.partner) + ", straggles"
+                                       : "its link to the servers recovered"});
         if (recovered) {
           it = stragglers_.erase(it);
           continue;
@@ -137,7 +148,9 @@ void StretPolicy::Relay(const StretObservation& o, std::vector<StretDecision>* o
   }
   std::vector<int> healthy;
   for (int w = 0; w < o.num_workers; ++w) {
-    if (stragglers_.count(w) == 0 && o.compute.count(w) == 0) healthy.push_back(w);
+    if (stragglers_.count(w) == 0 && o.compute.count(w) == 0 && o.excluded.count(w) == 0) {
+      healthy.push_back(w);
+    }
   }
   auto peer = [&](int a, int b) {
     auto it = o.peer_bandwidth.find({std::min(a, b), std::max(a, b)});

@@ -41,6 +41,8 @@ struct StretObservation {
   std::optional<double> progress;
   // Another policy holds the workers' batch sizes (STRN's profile): the tuning waits.
   bool batches_held = false;
+  // Workers the job went on without (lost): no partner, no straggler, no measure of theirs.
+  std::set<int> excluded;
 };
 
 struct StretDecision {

@@ -145,6 +145,23 @@ TEST(SmsPolicyTest, ShrinksAConstantStragglerOnceAndKeepsItThere) {
   EXPECT_DOUBLE_EQ(run.orders[0].weight, 0.5);
 }
 
+// A lost worker is forgotten: a 2x straggler lost before the policy decided on it gets no order.
+TEST(SmsPolicyTest, ALostWorkerGetsNoOrder) {
+  SmsPolicy policy;
+  for (int w = 0; w < kWorkers; ++w) policy.Allow(w, Sizes());
+  for (int i = 0; i < 30; ++i) {
+    for (int w = 0; w < kWorkers; ++w) {
+      policy.Observe(w, w == 2 ? 2 * kComputeS : kComputeS, kFullBatch);
+    }
+  }
+  policy.Forget(2);
+  EXPECT_EQ(policy.BatchOf(2), 0);
+  for (int i = 0; i < 50; ++i) {
+    for (int w : {0, 1, 3}) policy.Observe(w, kComputeS, kFullBatch);
+    EXPECT_TRUE(policy.Decide().empty()) << "iteration " << i;
+  }
+}
+
 // The detector's communication stragglers skip at their full batch, from the boundary they are
 // flagged at until the one they are cleared at: one order each way.
 TEST(SmsPolicyTest, ASlowLinkedWorkerSkipsAtItsFullBatchWhileFlagged) {

@@ -169,6 +169,33 @@ TEST(StretPolicyTest, APartnerThatStragglesIsReplaced) {
   EXPECT_EQ(policy.PartnerOf(0), 4);
 }
 
+// A lost partner is replaced like one that straggles, and a lost worker is never a partner; a lost
+// straggler is let go of without a decision (its partner's relay link drops it by itself).
+TEST(StretPolicyTest, ALostWorkerIsNoPartnerAndNoStraggler) {
+  StretPolicy policy;
+  StretObservation o = Job(10);
+  o.server_bandwidth[0] = o.server_bandwidth[1] = 25e6;
+  o.communication = {0, 1};
+  o.peer_bandwidth[{0, 3}] = 800e6;
+  o.peer_bandwidth[{1, 4}] = 800e6;
+  policy.Decide(o);
+  ASSERT_EQ(policy.PartnerOf(0), 3);
+  ASSERT_EQ(policy.PartnerOf(1), 4);
+  o = Job(11);
+  o.server_bandwidth[0] = o.server_bandwidth[1] = 25e6;
+  o.excluded = {1, 3};
+  o.peer_bandwidth[{0, 1}] = 900e6;  // the lost worker 1 would be worker 0's best partner
+  const auto decisions = policy.Decide(o);
+  ASSERT_EQ(Kinds(decisions), (std::vector<Kind>{Kind::kEndRelay, Kind::kRelay}));
+  EXPECT_EQ(decisions[0].straggler, 0);
+  EXPECT_EQ(decisions[0].partner, 3);
+  EXPECT_EQ(decisions[0].reason, "its partner, worker 3, was lost");
+  EXPECT_EQ(decisions[1].straggler, 0);
+  EXPECT_NE(decisions[1].partner, 1);
+  EXPECT_NE(decisions[1].partner, 3);
+  EXPECT_EQ(policy.PartnerOf(1), -1);
+}
+
 TEST(StretPolicyTest, NoRelayWhereEveryLinkOfTheStragglerIsSlow) {
   StretPolicy policy;
   StretObservation o = Job(10);
