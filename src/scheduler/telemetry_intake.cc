@@ -42,6 +42,7 @@ void TelemetryIntake::AdvanceBoundary() {
 }
 
 TelemetryIntake::~TelemetryIntake() {
+  exclusions_.reset();
   node_.dispatcher().Take(proto::ITERATION_REPORT, nullptr);
   node_.dispatcher().Take(proto::SERVER_REPORT, nullptr);
 }
