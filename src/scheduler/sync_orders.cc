@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/str_cat.h"
 #include "straggler/noise_scale.h"
 
 namespace pacer {
@@ -84,6 +85,11 @@ void SyncOrders::OnBoundary(int64_t iteration) {
   const std::vector<int> live = Live();
   const bool full = std::all_of(live.begin(), live.end(),
                                 [&](int w) { return row.batch[static_cast<size_t>(w)] == full_; });
+  if ((phase_ == Phase::kFullBatch || phase_ == Phase::kHalfBatch) &&
+      iteration >= profile_deadline_) {
+    AbandonProfile(iteration);
+    return;
+  }
   switch (phase_) {
     case Phase::kWarmUp: {
       if (iteration + 1 < kWarmUp) return;
@@ -98,6 +104,7 @@ void SyncOrders::OnBoundary(int64_t iteration) {
         half_ = full_ / 2;
       }
       phase_ = Phase::kFullBatch;
+      profile_deadline_ = iteration + kProfileWindows * window_;
       return;
     }
     case Phase::kFullBatch:
@@ -167,6 +174,24 @@ void SyncOrders::OnBoundary(int64_t iteration) {
   queue_.Post([this, iteration, profile = Profile()] {
     Decide(iteration, profile, "profile");
     owner_.EndProfile();  // after the full batches were ordered back, on this queue
+  });
+}
+
+void SyncOrders::AbandonProfile(int64_t iteration) {
+  const bool halved = phase_ == Phase::kHalfBatch;
+  phase_ = Phase::kChosen;
+  regime_ = seen_ = watch_.FlaggedWorkers({Kind::kCompute, Kind::kCommunication, Kind::kBoth});
+  seen_since_ = iteration;
+  const std::string why = StrCat("the profile had ", rows_.size(), " of ", window_,
+                                 " iterations with every worker at the full batch of ", full_,
+                                 halved ? " and not enough at the half batch" : "",
+                                 " by iteration ", iteration, "; the job stays under bsp");
+  LOG(WARNING) << "--sync=auto: " << why;
+  queue_.Post([this, iteration, halved, why, full = full_, noise = noise_scale_] {
+    if (halved) OrderBatch(full, 1);
+    metrics_.Sync(iteration, node_.cluster().SecondsSinceStart(), "profile", "abandoned", mode_,
+                  straggler::SyncChoice{}, noise, why);
+    owner_.EndProfile();
   });
 }
 

@@ -31,12 +31,17 @@ namespace pacer {
 // pick (ModeSwitchCoordinator) when it beats the mode in force by kGain. Afterwards, when the
 // watch's worker stragglers change and the change holds for a window, the chooser decides again on
 // that window's iterations, with the same margin against switching on noise. Every decision goes to
-// the log and the metrics log with the chooser's table.
+// the log and the metrics log with the chooser's table. A profile not complete within
+// kProfileWindows windows of its start (workers that never all run the full batch, such as an
+// application whose workers run batches of their own sizes) is abandoned: the job stays under bsp,
+// the other policies get the batch sizes, and the log and the metrics log say so.
 class SyncOrders : public TelemetryObserver {
  public:
   static bool Wanted(const Node& node) { return node.config().sync == "auto"; }
   // A pick must predict at most (1 - kGain) x the time of the mode in force.
   static constexpr double kGain = 0.1;
+  // The profile needs a window of full batches and half a window of half ones.
+  static constexpr int kProfileWindows = 3;
 
   SyncOrders(Node& node, MetricsLog& metrics, const StragglerWatch& watch,
              const AllowedBatches& allowed, BatchOwner& owner);
@@ -62,6 +67,8 @@ class SyncOrders : public TelemetryObserver {
   void Decide(int64_t iteration, const straggler::SyncProfile& profile, const char* why);
   // A profile of the rows kept, with the noise scale measured.
   straggler::SyncProfile Profile() const;
+  // Gives up a profile past its deadline: bsp stays, and the batch sizes go back to the workers.
+  void AbandonProfile(int64_t iteration);
   // The workers the job has not gone on without, by index.
   std::vector<int> Live() const;
 
@@ -76,6 +83,7 @@ class SyncOrders : public TelemetryObserver {
   ModeSwitchCoordinator coordinator_;
   // The intake's thread only:
   Phase phase_ = Phase::kWarmUp;
+  int64_t profile_deadline_ = 0;    // the boundary by which the profile must be complete
   int full_ = 0, half_ = 0;         // batch sizes
   std::map<int64_t, Row> pending_;  // rows not yet at their boundary
   std::deque<Row> rows_;            // the last `window_` full-batch rows
