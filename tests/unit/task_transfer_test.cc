@@ -76,10 +76,12 @@ TEST(TaskTransferTest, EveryTaskIsComputedOnceAndTheSlowWorkersTasksMove) {
   // Worker 3 alone would need 80 ms per iteration, the others 4 ms: most of its tasks move.
   EXPECT_GT(moved, kPerWorker / 2);
   EXPECT_LT(moved_off_others, moved + moved_later) << "the slow worker is the one relieved";
-  // Then its share is about 1/61 of the 160 tasks: far fewer move.
+  // Then its share is about 1/61 of the 160 tasks (3): far fewer move. The bound allows a speed
+  // ratio measured down to about 5x, as under TSan beside another test (a share of 6 was seen);
+  // without elastic parallelism the share stays 40.
   EXPECT_EQ(slow_shares[0], kPerWorker);
-  EXPECT_LE(slow_shares[1], 5);
-  EXPECT_LE(slow_shares[2], 5);
+  EXPECT_LE(slow_shares[1], 10);
+  EXPECT_LE(slow_shares[2], 10);
   EXPECT_LT(moved_later, moved);
 }
 
