@@ -168,20 +168,22 @@ void SyncOrders::OnBoundary(int64_t iteration) {
     }
   }
   // The profile is complete: the first decision.
-  phase_ = Phase::kChosen;
-  regime_ = seen_ = watch_.FlaggedWorkers({Kind::kCompute, Kind::kCommunication, Kind::kBoth});
-  seen_since_ = iteration;
+  EnterChosen(iteration);
   queue_.Post([this, iteration, profile = Profile()] {
     Decide(iteration, profile, "profile");
     owner_.EndProfile();  // after the full batches were ordered back, on this queue
   });
 }
 
-void SyncOrders::AbandonProfile(int64_t iteration) {
-  const bool halved = phase_ == Phase::kHalfBatch;
+void SyncOrders::EnterChosen(int64_t iteration) {
   phase_ = Phase::kChosen;
   regime_ = seen_ = watch_.FlaggedWorkers({Kind::kCompute, Kind::kCommunication, Kind::kBoth});
   seen_since_ = iteration;
+}
+
+void SyncOrders::AbandonProfile(int64_t iteration) {
+  const bool halved = phase_ == Phase::kHalfBatch;
+  EnterChosen(iteration);
   const std::string why = StrCat("the profile had ", rows_.size(), " of ", window_,
                                  " iterations with every worker at the full batch of ", full_,
                                  halved ? " and not enough at the half batch" : "",

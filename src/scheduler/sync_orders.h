@@ -67,6 +67,8 @@ class SyncOrders : public TelemetryObserver {
   void Decide(int64_t iteration, const straggler::SyncProfile& profile, const char* why);
   // A profile of the rows kept, with the noise scale measured.
   straggler::SyncProfile Profile() const;
+  // The profile is over: regime changes are watched from the stragglers flagged now.
+  void EnterChosen(int64_t iteration);
   // Gives up a profile past its deadline: bsp stays, and the batch sizes go back to the workers.
   void AbandonProfile(int64_t iteration);
   // The workers the job has not gone on without, by index.

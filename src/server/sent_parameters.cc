@@ -2,30 +2,15 @@
 
 #include <limits>
 
+#include "common/relative_distance.h"
+
 namespace pacer {
-
-namespace {
-
-// ||now - sent||^2 <= eps^2 x ||sent||^2, in doubles.
-bool Within(const Buffer& now, const Buffer& sent, double eps) {
-  if (now.size() != sent.size()) return false;
-  const float* a = now.as<float>();
-  const float* b = sent.as<float>();
-  double moved = 0, norm = 0;
-  for (size_t i = 0; i < now.count<float>(); ++i) {
-    const double d = static_cast<double>(a[i]) - b[i];
-    moved += d * d;
-    norm += static_cast<double>(b[i]) * b[i];
-  }
-  return moved <= eps * eps * norm;
-}
-
-}  // namespace
 
 bool SentParameters::Unchanged(int worker, Key key, int64_t held_version, const Buffer& now,
                                int64_t version, double eps) {
   Sent& sent = sent_[{key, worker}];
-  if (!sent.values.empty() && sent.version == held_version && Within(now, sent.values, eps)) {
+  if (!sent.values.empty() && sent.version == held_version && now.size() == sent.values.size() &&
+      WithinRelative(now.as<float>(), sent.values.as<float>(), now.count<float>(), eps)) {
     return true;
   }
   sent.version = version;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/relative_distance.h"
 #include "common/str_cat.h"
 #include "pacer/error.h"
 #include "pacer/reducer.h"
@@ -119,13 +120,7 @@ int KeyRequests::Send(int u, detail::Operation op, int64_t clock, bool init, boo
 bool KeyRequests::Unchanged(int u) const {
   const KeyState& s = states_[u];
   if (s.last_sent.empty() || s.last_weight != weight_) return false;
-  double moved = 0, last = 0;
-  for (size_t i = 0; i < s.last_sent.size(); ++i) {
-    const double d = static_cast<double>(s.send[i]) - s.last_sent[i];
-    moved += d * d;
-    last += static_cast<double>(s.last_sent[i]) * s.last_sent[i];
-  }
-  return moved <= skip_eps_ * skip_eps_ * last;
+  return WithinRelative(s.send, s.last_sent.data(), s.last_sent.size(), skip_eps_);
 }
 
 void KeyRequests::Await(int u, int ts) {
