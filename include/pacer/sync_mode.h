@@ -23,9 +23,11 @@ struct SyncMode {
     /// pushes add up to BSP's update, exactly so under plain SGD), with workers' tasks granted by
     /// the scheduler, so pioneers take stragglers' tasks (GradientSync::NextTask).
     kEpsp,
-    /// STRN's groups: BSP within each group of workers (one update per group and clock, the
-    /// mean of its members' gradients), asynchronous across groups (each group's update applied
-    /// as it resolves), a group at most `staleness` clocks ahead of the slowest group.
+    /// STRN's groups: synchronous within each group of workers (one update per group and clock:
+    /// its members' weighted gradients summed over the job's live workers, its part of BSP's
+    /// update, so one clock of every group moves the parameters as far as BSP's one update),
+    /// asynchronous across groups (each group's update applied as it resolves), a group at most
+    /// `staleness` clocks ahead of the slowest group.
     kGroups,
   };
   Kind kind = Kind::kBsp;  ///< the rule

@@ -40,9 +40,9 @@ struct KeyStatus {
 // (BSP, backup) resolve clock t when they apply its update; on-arrival modes when every worker has
 // pushed clock t. A pull for clock c is served when the rule allows a worker to start iteration c:
 // BSP, backup and EPSP(0) once complete >= c, SSP(s) and EPSP(s) once complete >= c - s, the
-// others at once. Under groups each group resolves its clocks as BSP does over its members, and
-// `complete` is the slowest group's: a worker's pull waits for its group's clock c - 1 and for
-// complete >= c - s.
+// others at once. Under groups each group resolves its clocks as BSP does over its members (its
+// part of BSP's update: its sum over the job's live workers), and `complete` is the slowest
+// group's: a worker's pull waits for its group's clock c - 1 and for complete >= c - s.
 //
 // Switching: PrepareSwitch returns the first clock this engine has not seen and holds pushes from
 // it on; CommitSwitch(mode, T) with T at least every engine's answer makes clocks < T follow the
@@ -141,6 +141,7 @@ class SyncEngine {
   // each group's clocks applied once their live members pushed.
   void AccumulateInGroup(KeyState& k, const Gradient& g);
   void ResolveGroups(KeyState& k);
+  int LiveWorkers() const;
   int NeededInGroup(const KeyState& k, int group, int64_t clock) const;
   // The optimizer's step with the learning rate of `clock` (the gradient's iteration).
   void Update(KeyState& k, const float* grad, double grad_scale, int64_t clock);

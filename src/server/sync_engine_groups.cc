@@ -1,6 +1,9 @@
 // SyncEngine's groups rule (SyncMode::Kind::kGroups, sync_engine.h): each group resolves its
-// clocks as BSP does over its members, one update of their mean per clock, while groups resolve
-// on their own; the key's `complete` is the slowest group's.
+// clocks as BSP does over its members, while groups resolve on their own; the key's `complete` is
+// the slowest group's. A group's update is its part of BSP's: its members' weighted gradients over
+// the job's live workers, as EPSP counts each push. Divided by the group's own weight instead, a
+// group of one slow worker on a tuned small batch applies full steps from its few samples: the
+// job trains as if at a learning rate several times its own (docs/STRAGGLERS.md has the runs).
 #include <algorithm>
 #include <limits>
 
@@ -25,6 +28,12 @@ void SyncEngine::AccumulateInGroup(KeyState& k, const Gradient& g) {
   ResolveGroups(k);
 }
 
+int SyncEngine::LiveWorkers() const {
+  // At least one: the last worker's exclusion may come after pushes that still resolve a clock.
+  return std::max(
+      1, num_workers_ - static_cast<int>(std::count(excluded_.begin(), excluded_.end(), true)));
+}
+
 int SyncEngine::NeededInGroup(const KeyState& k, int group, int64_t clock) const {
   // As Needed: an excluded worker's push counts where it came before the exclusion.
   int needed = 0;
@@ -43,7 +52,7 @@ void SyncEngine::ResolveGroups(KeyState& k) {
          it = k.aggregates.find(Slot(k, group, complete))) {
       const Aggregate& done = it->second;
       if (done.weight > 0) {
-        Update(k, done.summed == 1 ? done.first.as<float>() : done.sum_data, 1.0 / done.weight,
+        Update(k, done.summed == 1 ? done.first.as<float>() : done.sum_data, 1.0 / LiveWorkers(),
                complete);
       }
       k.applied += done.count;

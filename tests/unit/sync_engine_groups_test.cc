@@ -1,5 +1,6 @@
-// STRN's groups rule (SyncMode::Kind::kGroups): BSP within each group, exact; asynchronous across
-// groups within the staleness bound; switching to and from it loses nothing.
+// STRN's groups rule (SyncMode::Kind::kGroups): synchronous within each group, each group's update
+// its part of BSP's, exact; asynchronous across groups within the staleness bound; switching to
+// and from it loses nothing.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -48,8 +49,9 @@ TEST(SyncGroupsTest, BadGroupsAreNamed) {
   EXPECT_THROW(Engine(3, "groups:1:0/2"), Error);
 }
 
-// Group {0, 1} applies the mean of its two gradients once both came, whatever group {2} does.
-TEST(SyncGroupsTest, BspWithinAGroupIsExact) {
+// Group {0, 1} applies its part of BSP's update once both its gradients came, whatever group {2}
+// does; a clock of both groups moves the parameters exactly as BSP's one update.
+TEST(SyncGroupsTest, AGroupAppliesItsPartOfBspsUpdate) {
   Engine e(3, "groups:1:0+1/2");
   e.Init(1, {0, 0});
   e.Push(1, 0, 0, {2, 4});
@@ -58,22 +60,23 @@ TEST(SyncGroupsTest, BspWithinAGroupIsExact) {
   EXPECT_EQ(e.Values(1), (std::vector<float>{0, 0}));
   e.Push(1, 1, 0, {4, 8});
   EXPECT_TRUE(served);
-  EXPECT_EQ(e.Values(1), (std::vector<float>{-3, -6}));  // - (2 + 4) / 2, - (4 + 8) / 2
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-2, -4}));  // - (2 + 4) / 3, - (4 + 8) / 3
   EXPECT_EQ(e->Status(1).version, 1);
   EXPECT_EQ(e->Status(1).complete, 0);  // group {2} has not finished clock 0
-  // Worker 2 is a group of one: its gradient is applied on its own, as it comes.
-  e.Push(1, 2, 0, {1, 1});
-  EXPECT_EQ(e.Values(1), (std::vector<float>{-4, -7}));
+  // Worker 2 is a group of one: its part is applied on its own, as it comes.
+  e.Push(1, 2, 0, {3, 3});
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-3, -5}));  // BSP: - (2 + 4 + 3) / 3, - 15 / 3
   EXPECT_EQ(e->Status(1).complete, 1);
   EXPECT_EQ(e->Status(1).applied, 3);
 }
 
-TEST(SyncGroupsTest, WeightedPushesAreDividedByTheGroupsWeight) {
-  Engine e(3, "groups:0:0+1/2");
+// Weighted pushes (tuned batches) count for their weight of the job's workers.
+TEST(SyncGroupsTest, WeightedPushesCountOverTheJobsWorkers) {
+  Engine e(4, "groups:0:0+1/2+3");
   e.Init(1, {0});
-  e.Push(1, 0, 0, {3}, 3);  // 3 samples' gradients, summed
-  e.Push(1, 1, 0, {1}, 1);
-  EXPECT_EQ(e.Values(1), (std::vector<float>{-1}));  // - 4 / 4
+  e.Push(1, 0, 0, {6}, 3);  // 3 workers' worth of samples, their gradients summed
+  e.Push(1, 1, 0, {2}, 1);
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-2}));  // - (6 + 2) / 4
 }
 
 // A group may run ahead of the slowest group by the bound, no further; within a group none runs
@@ -109,10 +112,11 @@ TEST(SyncGroupsTest, AGroupOfExcludedWorkersHoldsNoOneBack) {
   EXPECT_FALSE(e.PullNow(1, 1, &served, 0));  // at bound 0, clock 1 waits for group {2}'s 0
   e->Exclude(2);
   EXPECT_TRUE(served);
-  e.Push(1, 0, 1, {1});
-  e.Push(1, 1, 1, {1});
+  e.Push(1, 0, 1, {3});
+  e.Push(1, 1, 1, {3});
   EXPECT_EQ(e->Status(1).complete, 2);
-  EXPECT_EQ(e.Values(1), (std::vector<float>{-2}));
+  // Clock 0 over the 3 workers, clock 1 over the 2 left: - 2 / 3 - 6 / 2.
+  EXPECT_FLOAT_EQ(e.Values(1)[0], -2.0f / 3 - 3);
 }
 
 TEST(SyncGroupsTest, ARelayAcrossGroupsIsRefused) {
@@ -126,8 +130,8 @@ TEST(SyncGroupsTest, ARelayAcrossGroupsIsRefused) {
               std::string::npos)
         << err.what();
   }
-  e.Relay(1, 0, {1}, 0, {6}, 2);  // within the group: its clock resolves
-  EXPECT_EQ(e.Values(1), (std::vector<float>{-3}));
+  e.Relay(1, 0, {1}, 0, {6}, 2);  // within the group: its clock resolves, - 6 / 3
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-2}));
 }
 
 // BSP until clock 2, groups from it, then BSP again from clock 4: every gradient applied once.
@@ -142,17 +146,17 @@ TEST(SyncGroupsTest, SwitchingToAndFromGroupsLosesNothing) {
   EXPECT_EQ(e.Values(1), (std::vector<float>{-1}));
   e.Push(1, 1, 1, {3});  // clock 1 resolves (-2), the key switches, worker 0's clock 2 applies
   EXPECT_EQ(e->Status(1).mode, SyncMode::Parse("groups:5:0/1"));
-  EXPECT_EQ(e.Values(1), (std::vector<float>{-7}));
-  e.Push(1, 0, 3, {1});  // -8
-  e->PrepareSwitch();    // worker 0 has pushed clock 3: BSP from clock 4
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-5}));  // - 4 / 2
+  e.Push(1, 0, 3, {2});                              // -6
+  e->PrepareSwitch();  // worker 0 has pushed clock 3: BSP from clock 4
   e->CommitSwitch(SyncMode::Parse("bsp"), 4);
   e.Push(1, 0, 4, {10});  // held until group {1} resolves clock 3
-  e.Push(1, 1, 2, {2});   // -10
-  e.Push(1, 1, 3, {2});   // -12; the key switches to BSP
+  e.Push(1, 1, 2, {2});   // -7
+  e.Push(1, 1, 3, {2});   // -8; the key switches to BSP
   EXPECT_EQ(e->Status(1).mode, SyncMode::Parse("bsp"));
-  EXPECT_EQ(e.Values(1), (std::vector<float>{-12}));
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-8}));
   e.Push(1, 1, 4, {20});  // - (10 + 20) / 2
-  EXPECT_EQ(e.Values(1), (std::vector<float>{-27}));
+  EXPECT_EQ(e.Values(1), (std::vector<float>{-23}));
   const KeyStatus s = e->Status(1);
   EXPECT_EQ(s.applied, 10);
   EXPECT_EQ(s.complete, 5);
@@ -163,14 +167,14 @@ TEST(SyncGroupsTest, AMovedKeyKeepsItsGroupsClocksAndSums) {
   Engine from(3, "groups:2:0+1/2");
   Engine to(3, "groups:2:0+1/2");
   from.Init(1, {0});
-  for (int clock : {0, 1, 2}) from.Push(1, 2, clock, {1});  // group {2} has resolved clock 2
+  for (int clock : {0, 1, 2}) from.Push(1, 2, clock, {3});  // group {2} has resolved clock 2
   from.Push(1, 0, 0, {4});                                  // group {0, 1}'s clock 0 half summed
   std::vector<SyncEngine::KeyRecord> moved = from->Export([](Key) { return true; });
   ASSERT_EQ(moved.size(), 1u);
   to->Import(moved[0].first, moved[0].second);
   EXPECT_FALSE(to.PullNow(1, 3, nullptr, 2));  // clock 3 would be 3 ahead of group {0, 1}
   to.Push(1, 1, 0, {2});
-  EXPECT_EQ(to.Values(1), (std::vector<float>{-6}));  // -1 -1 -1 - (4 + 2) / 2
+  EXPECT_EQ(to.Values(1), (std::vector<float>{-5}));  // - 3 x 3 / 3 - (4 + 2) / 3
   EXPECT_TRUE(to.PullNow(1, 3, nullptr, 2));
   EXPECT_EQ(to->Status(1).complete, 1);
 }
