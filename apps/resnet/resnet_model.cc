@@ -155,6 +155,37 @@ double ResNet::Backward(const float* images, const int* labels, int n, float* lo
 void ResNet::Save(const std::string& path) const { SaveModuleState(*net_, path); }
 void ResNet::Load(const std::string& path) { LoadModuleState(*net_, path); }
 
+void ResNet::RecomputeBatchNormStatistics(const float* images, int n, int batch) {
+  torch::NoGradGuard no_grad;
+  std::vector<std::pair<nn::BatchNorm2dImpl*, c10::optional<double>>> norms;
+  for (const auto& module : net_->modules(/*include_self=*/false)) {
+    if (auto* bn = module->as<nn::BatchNorm2d>()) {
+      norms.emplace_back(bn, bn->options.momentum());
+      bn->reset_running_stats();
+      bn->options.momentum(c10::nullopt);  // a cumulative average: every batch counts the same
+    }
+  }
+  net_->train();
+  for (int first = 0; first < n; first += batch) {
+    const int m = std::min(batch, n - first);
+    net_->forward(torch::from_blob(const_cast<float*>(images + static_cast<size_t>(first) * 784),
+                                   {m, 1, 28, 28}));
+  }
+  for (auto& [bn, momentum] : norms) bn->options.momentum(momentum);
+}
+
+double ResNet::AccuracyOnRecomputedStatistics(const float* images, const int* labels, int n,
+                                              const float* reference, int reference_n, int batch) {
+  std::vector<torch::Tensor> kept;
+  for (const auto& buffer : net_->buffers()) kept.push_back(buffer.clone());
+  RecomputeBatchNormStatistics(reference, reference_n, batch);
+  const double accuracy = Accuracy(images, labels, n);
+  torch::NoGradGuard no_grad;
+  size_t i = 0;
+  for (auto& buffer : net_->buffers()) buffer.copy_(kept[i++]);
+  return accuracy;
+}
+
 double ResNet::Accuracy(const float* images, const int* labels, int n) {
   torch::NoGradGuard no_grad;
   net_->eval();

@@ -42,6 +42,17 @@ class ResNet {
   double Backward(const float* images, const int* labels, int n, float* losses = nullptr);
   // The fraction classified right, in evaluation mode (running statistics).
   double Accuracy(const float* images, const int* labels, int n);
+  // Batch norm's running statistics computed afresh, as the exact mean and variance over `n`
+  // images (forward passes only, in batches as training runs them) of the present parameters:
+  // those a worker kept from its own batches follow its history (a straggler that ran few or
+  // small batches, or skipped clocks, holds statistics of older parameters), so an evaluation
+  // after this one measures the parameters alone ("precise BN", Wu and Johnson 2021).
+  void RecomputeBatchNormStatistics(const float* images, int n, int batch);
+  // Accuracy on statistics recomputed from `reference` (reference_n images, in batches of
+  // `batch`), leaving the model as it was: training goes on with its own running statistics, and
+  // a checkpoint holds the same state whether an evaluation came before it or not.
+  double AccuracyOnRecomputedStatistics(const float* images, const int* labels, int n,
+                                        const float* reference, int reference_n, int batch);
   // Parameters and batch-norm statistics to a file and back (see torch_module.h).
   void Save(const std::string& path) const;
   void Load(const std::string& path);
