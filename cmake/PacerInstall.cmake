@@ -25,6 +25,7 @@ install(EXPORT PacerTargets NAMESPACE pacer:: DESTINATION ${PACER_CMAKE_DIR} COM
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/apps/report/pacer_report.py RENAME pacer-report
         DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT dev)
 install(FILES ${PROJECT_SOURCE_DIR}/apps/report/trace_floors.py
+              ${PROJECT_SOURCE_DIR}/apps/report/accuracy_curve.py
         DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT dev)
 
 # A static pacer::pacer needs its dependencies at the caller's link, a shared one does not: the

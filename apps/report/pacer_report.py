@@ -7,7 +7,8 @@ States the run's result first: its iteration time (p50, p99), throughput and the
 iterations, and with --against the same of a reference run (the same job under another rule, such
 as BSP, measured in the same sitting), how much the run saved, and both against the no-straggler
 iteration (estimated from the reference: the other workers' compute plus the slowed worker's
-wait). The top panel draws the iteration time of each iteration for both runs, with the nodes slowed
+wait). Where the runs reported test accuracy, it states both runs' time to the reference's best
+accuracy and draws their accuracy over time (accuracy_curve.py). The top panel draws the iteration time of each iteration for both runs, with the nodes slowed
 on purpose (the job's --inject) named; a panel draws each worker's tasks per iteration (where the
 job ran tasks), so a policy's transfer from a straggler shows. Below: each worker's compute and
 iteration times over the run with every detection marked where it happened (one line style per
@@ -26,6 +27,7 @@ import sys
 
 import matplotlib
 
+import accuracy_curve
 import trace_floors
 
 matplotlib.use("Agg")
@@ -33,8 +35,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 def load(path):
-    """The worker iterations by worker index, the decisions and the job's record ({} if none)."""
-    iters, decisions, job = collections.defaultdict(list), [], {}
+    """The worker iterations by worker index, the decisions, the job's record ({} if none) and the
+    accuracy curve (accuracy_curve.py)."""
+    iters, decisions, job, evaluations = collections.defaultdict(list), [], {}, []
     with open(path) as f:
         for number, line in enumerate(f, 1):
             try:
@@ -47,11 +50,13 @@ def load(path):
                 decisions.append(record)
             elif record.get("type") == "job":
                 job = record
+            elif record.get("type") == "accuracy":
+                evaluations.append(record)
     if not iters:
         sys.exit(f"{path}: no iteration records")
     for records in iters.values():
         records.sort(key=lambda r: r["iter"])
-    return iters, decisions, job
+    return iters, decisions, job, accuracy_curve.curve(evaluations, iters)
 
 
 def iteration_times(records):
@@ -335,26 +340,32 @@ def main():
     parser.add_argument("-o", "--output", default="report.png")
     parser.add_argument("--json", help="write the stated figures here")
     args = parser.parse_args()
-    iters, decisions, job = load(args.metrics)
+    iters, decisions, job, points = load(args.metrics)
     slowed, slowed_lines = injected(job)
     name = job.get("sync", args.metrics)
     run = figures(iters)
     runs, reference, reference_name, t0_ms = [(name, iters)], None, None, None
+    curves, compared = [(name, points)] if points else [], None
     if args.against:
-        reference_iters, _, reference_job = load(args.against)
+        reference_iters, _, reference_job, reference_points = load(args.against)
         reference_name = reference_job.get("sync", args.against)
         if reference_name == name:
             reference_name += " (reference)"
         reference = figures(reference_iters, run["iterations"])
         t0_ms = no_straggler_ms(reference_iters, slowed | injected(reference_job)[0])
         runs.append((reference_name, reference_iters))
+        if reference_points:
+            curves.append((reference_name, reference_points))
+        compared = accuracy_curve.compare(points, reference_points)
     headline = statement(name, run, reference_name, reference, t0_ms)
+    if compared:
+        headline += "\n" + accuracy_curve.statement(name, reference_name, compared)
 
-    panels = ["story"]
+    panels = ["story"] + (["accuracy"] if curves else [])
     if any(r.get("tasks", 0) for records in iters.values() for r in records):
         panels.append("tasks")
     panels += ["compute", "iteration", "phases", "table"]
-    heights = {"story": 3, "tasks": 2, "compute": 3, "iteration": 3, "phases": 1.6, "table": 1.4}
+    heights = {"story": 3, "accuracy": 2, "tasks": 2, "compute": 3, "iteration": 3, "phases": 1.6, "table": 1.4}
     figure, axes = plt.subplots(len(panels), 1, figsize=(11, 1.2 * sum(heights[p] for p in panels)),
                                 gridspec_kw={"height_ratios": [heights[p] for p in panels]})
     axis = dict(zip(panels, axes))
@@ -367,10 +378,12 @@ def main():
                                  alpha=0.25, color=colors[index], zorder=0)
         floors.pop("scaled")
     draw_story(axis["story"], runs, slowed_lines, t0_ms)
+    if "accuracy" in axis:
+        accuracy_curve.draw(axis["accuracy"], curves)
     if "tasks" in axis:
         draw_tasks(axis["tasks"], iters, colors)
     figure.suptitle(headline, fontsize=11, fontweight="bold")
-    figure.tight_layout(rect=(0, 0, 1, 0.97))
+    figure.tight_layout(rect=(0, 0, 1, 0.985 - 0.012 * headline.count("\n")))
     figure.savefig(args.output, dpi=100)
 
     print(headline)
@@ -396,6 +409,7 @@ def main():
             json.dump({"headline": headline, "slowed": sorted(slowed), "run": dict(run, name=name),
                        "reference": reference and dict(reference, name=reference_name),
                        "no_straggler_ms": t0_ms, "trace_floors": floors,
+                       "time_to_accuracy": compared,
                        "saved_s": reference and reference["time_s"] - run["time_s"]}, f, indent=1)
     print(f"wrote {args.output}")
 

@@ -78,6 +78,14 @@ void MetricsLog::OnIteration(int index, int rank, const IterationReport& r) {
                static_cast<long long>(r.tasks_transferred), static_cast<long long>(r.task_share),
                r.start_s),
         false);
+  // The application evaluated between the iteration before and this one: after `r.iteration`
+  // iterations, at about this one's start.
+  if (r.accuracy >= 0) {
+    Write(Format("{\"type\":\"accuracy\",\"rank\":%d,\"index\":%d,\"after_iters\":%lld,"
+                 "\"t_s\":%.6f,\"accuracy\":%.4f}\n",
+                 rank, index, static_cast<long long>(r.iteration), r.start_s, r.accuracy),
+          false);
+  }
 }
 
 void MetricsLog::OnServerReport(int index, int rank, const ServerReport& r) {

@@ -17,8 +17,11 @@ and asp (and groups only where the workers split at a 50 ms gap: never here, 3 x
 - S1 (worker 0 3x slow): the chooser predicts bsp's update at the straggler's pace (at least twice
   backup:1's) and switches from bsp to a mode that does not wait for worker 0; the servers take it
   (the switch names its first clock).
-With --report, pacer-report draws the S1 switch.
+Worker 0's accuracy every 10 iterations reaches the metrics log, stamped with the start of its
+next iteration. With --report, pacer-report draws the S1 switch and states each run's time to
+the other's best accuracy as the logs give it.
 """
+import json
 import os
 import subprocess
 import sys
@@ -26,9 +29,9 @@ import tempfile
 
 from scenario_runs import records, run_harness
 
-ITERS = 90
+ITERS, EVAL_EVERY = 90, 10
 ARGS = ["--servers", "1", "--tasks=1", "--compute-ms=16", "--batch=64", "--auto_window=20",
-        f"--iters={ITERS}"]
+        f"--iters={ITERS}", f"--eval_every={EVAL_EVERY}"]
 EXPECTED_ROWS = ["bsp", "backup:1", "backup:2", "backup:3", "ssp:1", "ssp:2", "ssp:4", "asp"]
 
 
@@ -54,7 +57,58 @@ def check(scenario, metrics):
         late = [r["iter"] for r in mine if r["iter"] > halves[-1] and r["batch"] != 64]
         if late or any(r["batch"] not in (32, 64) for r in mine):
             sys.exit(f"{scenario}: worker {w} ran other batches after the profile: {late}")
+    check_accuracy(scenario, log, iters)
     return d
+
+
+def check_accuracy(scenario, log, iters):
+    """Worker 0 evaluates every EVAL_EVERY iterations; each accuracy reaches the metrics log with
+    the iteration report after it (the last evaluation, after the last iteration, has none)."""
+    evaluations = [r for r in log if r["type"] == "accuracy"]
+    starts = {r["iter"]: r["t_start_s"] for r in iters if r["index"] == 0}
+    after = [r["after_iters"] for r in evaluations]
+    if after != list(range(EVAL_EVERY, ITERS, EVAL_EVERY)):
+        sys.exit(f"{scenario}: accuracy records after iterations {after}")
+    for r in evaluations:
+        if r["index"] != 0 or r["rank"] != 2 or not 0 < r["accuracy"] <= 1 or \
+                r["t_s"] != starts[r["after_iters"]]:
+            sys.exit(f"{scenario}: accuracy record {r} (worker 0's iteration {r['after_iters']} "
+                     f"started at {starts.get(r['after_iters'])})")
+
+
+def time_to_accuracy(run, reference):
+    """What pacer-report must state: the first of each log's evaluations at the reference's best
+    accuracy, in seconds since worker 0's first iteration began."""
+    points = []
+    for path in (run, reference):
+        log = records(path)
+        start = min(r["t_start_s"] for r in log if r["type"] == "iter" and r["index"] == 0)
+        points.append([(r["t_s"] - start, r["accuracy"]) for r in log if r["type"] == "accuracy"])
+    target = max(a for _, a in points[1])
+    first = [next((t for t, a in p if a >= target), None) for p in points]
+    return {"target": target, "run_s": first[0], "reference_s": first[1]}
+
+
+def check_report(report, runs, tmp):
+    """pacer-report draws the S1 switch, and states S1's and S6's time to each other's best
+    accuracy as the logs give it (both ways round: one run reaches the other's best, the other
+    need not)."""
+    for run, reference in (("S1", "S6"), ("S6", "S1")):
+        png, figures = os.path.join(tmp, f"{run}.png"), os.path.join(tmp, f"{run}.json")
+        out = subprocess.run([report, runs[run], f"--against={runs[reference]}", "-o", png,
+                              f"--json={figures}"], capture_output=True, text=True, timeout=120)
+        if out.returncode != 0 or not os.path.getsize(png):
+            sys.exit(f"pacer-report failed: {out.stderr[-2000:]}")
+        with open(figures) as f:
+            stated = json.load(f)
+        want, got = time_to_accuracy(runs[run], runs[reference]), stated["time_to_accuracy"]
+        if got is None or set(got) != set(want) or any(
+                (want[k] is None) != (got[k] is None) or
+                (want[k] is not None and abs(got[k] - want[k]) > 1e-9) for k in want):
+            sys.exit(f"{run} against {reference}: the report states {got}, the logs give {want}")
+        if f"time to {want['target']:.3f} accuracy" not in stated["headline"]:
+            sys.exit(f"the headline {stated['headline']!r} does not state the time to accuracy")
+        print(f"{run} against {reference}: time to accuracy {want}")
 
 
 def main():
@@ -82,11 +136,7 @@ def main():
                 s1["mode"].startswith("ssp") or not s1["detail"].startswith("from clock "):
             sys.exit(f"S1: expected a switch from bsp to a mode that leaves worker 0 behind: {s1}")
         if report:
-            png = os.path.join(tmp, "s1.png")
-            out = subprocess.run([report, runs["S1"], "-o", png], capture_output=True, text=True,
-                                 timeout=120)
-            if out.returncode != 0 or not os.path.getsize(png):
-                sys.exit(f"pacer-report failed: {out.stderr[-2000:]}")
+            check_report(report, runs, tmp)
     print("ok")
 
 
