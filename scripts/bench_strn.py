@@ -11,6 +11,10 @@ profile (the iterations before auto's first decision) is at most 5% of the run. 
 build/strn-bench.json; exits 1 when a target is missed.
 
 Environment: TURNS (default 3), ITERS (default 800), SCENARIOS (default S1,S2,S5,S6), MODES.
+APP=resnet runs the same comparison on pacer-resnet (ResNet-8 on Fashion-MNIST, 1 server and 4
+workers, batch 32, worker 0 evaluating every 10 iterations on 1000 test images): ITERS (default
+300) iterations, time to TARGET (default 0.8) accuracy, SCENARIOS S1,S6 and MODES
+bsp,asp,ssp:2,backup:1,strn by default; it writes build/strn-resnet-bench.json.
 """
 import json
 import os
@@ -21,20 +25,42 @@ import tempfile
 from scenario_job import run_scenario
 
 BUILD = os.environ.get("BUILD", "build")
-SCENARIO = os.path.join(BUILD, "bin", "pacer-scenario")
+RESNET = os.environ.get("APP") == "resnet"
 TURNS = int(os.environ.get("TURNS", "3"))
-ITERS = int(os.environ.get("ITERS", "800"))
-SCENARIOS = os.environ.get("SCENARIOS", "S1,S2,S5,S6").split(",")
-MODES = os.environ.get("MODES", "bsp,asp,ssp:1,ssp:2,ssp:4,backup:1,strn").split(",")
+ITERS = int(os.environ.get("ITERS", "300" if RESNET else "800"))
+TARGET = float(os.environ.get("TARGET", "0.8"))
+SCENARIOS = os.environ.get("SCENARIOS", "S1,S6" if RESNET else "S1,S2,S5,S6").split(",")
+MODES = os.environ.get("MODES", "bsp,asp,ssp:2,backup:1,strn" if RESNET else
+                       "bsp,asp,ssp:1,ssp:2,ssp:4,backup:1,strn").split(",")
 
 
 def run(scenario, mode, tmp):
     """One run: (its summary, STRN's decisions from its metrics log)."""
-    result, records = run_scenario(
-        SCENARIO, 6, ["--servers", "1", "--tasks=1", "--compute-ms=16", "--batch=64",
-                      f"--iters={ITERS}", f"--scenario={scenario}", f"--policy={mode}"], tmp)
+    if RESNET:
+        result, records = run_scenario(
+            os.path.join(BUILD, "bin", "pacer-resnet"), 6,
+            ["--servers", "1", f"--max_iters={ITERS}", "--eval_every=10", "--eval_images=1000",
+             f"--target_acc={TARGET}", "--progress=lines", f"--scenario={scenario}",
+             f"--policy={mode}"], tmp)
+        result["iter_mean_ms"] = mean_iteration_ms(records)
+    else:
+        result, records = run_scenario(
+            os.path.join(BUILD, "bin", "pacer-scenario"), 6,
+            ["--servers", "1", "--tasks=1", "--compute-ms=16", "--batch=64", f"--iters={ITERS}",
+             f"--scenario={scenario}", f"--policy={mode}"], tmp)
     return result, [r for r in records
                     if r.get("type") == "decision" and r.get("policy") == "strn"]
+
+
+def mean_iteration_ms(records):
+    """The mean time between a worker's consecutive iteration starts, over every worker."""
+    starts = {}
+    for r in records:
+        if r.get("type") == "iter":
+            starts.setdefault(r["index"], []).append((r["iter"], r["t_start_s"]))
+    gaps = [(b - a) * 1e3 for points in starts.values()
+            for (_, a), (_, b) in zip(sorted(points), sorted(points)[1:])]
+    return statistics.fmean(gaps)
 
 
 def main():
@@ -49,7 +75,12 @@ def main():
                         picks.setdefault(scenario, []).append(decisions)
             print(f"# turn {turn + 1} of {TURNS} done", flush=True)
     rows, verdicts = [], []
-    print(f"# 4 workers, 1 server, 16 ms at a batch of 64, {ITERS} iterations, medians of {TURNS}")
+    if RESNET:
+        print(f"# pacer-resnet, 4 workers, 1 server, {ITERS} iterations, time to {TARGET} "
+              f"accuracy, medians of {TURNS}")
+    else:
+        print(f"# 4 workers, 1 server, 16 ms at a batch of 64, {ITERS} iterations, medians of "
+              f"{TURNS}")
     print(f"# {'scenario':<8} {'mode':<9} {'mean ms':>8} {'to target s':>11}  auto's decisions")
     for (scenario, mode), runs in results.items():
         reached = [r["time_to_target_s"] for r in runs if r["time_to_target_s"] is not None]
@@ -85,7 +116,8 @@ def main():
             close = auto["to_target_s"] is not None and bsp and auto["to_target_s"] <= 1.05 * bsp
             verdicts.append({"what": f"S6: auto keeps bsp ({kept}) within 5% of its time to target",
                              "ok": kept and bool(close)})
-    with open(os.path.join(BUILD, "strn-bench.json"), "w") as f:
+    name = "strn-resnet-bench.json" if RESNET else "strn-bench.json"
+    with open(os.path.join(BUILD, name), "w") as f:
         json.dump({"iters": ITERS, "turns": TURNS, "rows": rows, "verdicts": verdicts}, f,
                   indent=1)
     for v in verdicts:

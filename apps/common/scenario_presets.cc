@@ -4,8 +4,11 @@
 #include <pacer/error.h>
 #include <pacer/sync_mode.h>
 
+#include <cctype>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 DEFINE_string(traces, PACER_TRACES_DIR,
               "the production traces S8 replays (pai-2020-minibatch/ of ../shared/traces)");
@@ -103,9 +106,20 @@ void ApplyPolicy(const std::string& policy, Config* config) {
     throw std::invalid_argument("--policy=" + policy + ": an empty policy");
   }
   config->sync = "bsp";
-  std::istringstream parts(policy);
-  std::string part;
-  while (std::getline(parts, part, '+')) {
+  // Split at '+', except within a groups mode, whose groups join their workers with '+'
+  // (groups:2:0+1/2+3): a part that starts with a digit continues the groups before it.
+  std::vector<std::string> parts;
+  std::istringstream joined(policy);
+  for (std::string piece; std::getline(joined, piece, '+');) {
+    const bool continues = !parts.empty() && parts.back().rfind("groups:", 0) == 0 &&
+                           !piece.empty() && std::isdigit(static_cast<unsigned char>(piece[0]));
+    if (continues) {
+      parts.back() += "+" + piece;
+    } else {
+      parts.push_back(piece);
+    }
+  }
+  for (const std::string& part : parts) {
     if (part == "sas") {
       config->balance = "sas";
     } else if (part == "stret") {

@@ -34,10 +34,9 @@ std::vector<std::string> ScenarioInjects(const std::string& scenario, const JobS
 // Sets a policy's options: a baseline's --sync mode (they are the same words), sas (--balance=sas),
 // stret (--comm_policy=stret), sms (--predicted_policy=sms) or strn (--sync=auto: STRN's chooser
 // picks the mode), auto (all four: STRN's mode, STRET for slow links and compute stragglers, SMS
-// for predicted ones, SAS for slow servers), or several joined by '+' (sms+stret, sms+epsp:0),
-// under BSP unless one names a
-// sync mode. Throws std::invalid_argument for a policy
-// this build does not know.
+// for predicted ones, SAS for slow servers), or several joined by '+' (sms+stret, sms+epsp:0,
+// groups:2:0+1/2+3+sas), under BSP unless one names a sync mode. Throws std::invalid_argument
+// for a policy this build does not know.
 void ApplyPolicy(const std::string& policy, Config* config);
 
 }  // namespace bench

@@ -169,7 +169,7 @@ SyncChoice ChooseSync(const SyncProfile& profile, const SyncChooserOptions& opti
   }
   std::vector<Unit> workers;
   for (int w = 0; w < n; ++w) workers.push_back({MeanSlowest(t, {w}), 1});
-  table.AddAsync("asp", workers);
+  table.AddAsync("consgd", workers);
   const std::vector<std::vector<int>> groups = GroupsOf(t, options.group_gap_s);
   if (groups.size() > 1 && static_cast<int>(groups.size()) < n) {
     std::vector<Unit> units;

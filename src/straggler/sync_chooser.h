@@ -50,10 +50,14 @@ struct SyncChoice {
 // - ssp:s: each gradient applied on arrival (b each, N per round), a round taking the mean over
 //   blocks of s + 1 iterations of the slowest worker's mean in the block (the bound lets a worker
 //   make up within s clocks what a slow iteration cost); staleness N - 1;
-// - asp: each worker's gradient applied on arrival at its own rate 1 / mean_r t[r][i];
+// - consgd: each worker's gradient applied on arrival at its own rate 1 / mean_r t[r][i], scaled
+//   by 1 / N. The model's update of B samples is a step in proportion to B (the learning rate
+//   was tuned for BSP's N b); asp applies each gradient as a full step, N times what the model
+//   describes, and on pacer-resnet it reached a target accuracy later than consgd in S1 and S6
+//   (docs/STRAGGLERS.md), so the asynchronous candidate is consgd;
 // - groups (when the workers' means split at gaps over group_gap_s, into 2 .. N - 1 groups): BSP
 //   within a group (round mean_r max over its workers), each group's update on arrival.
-// For asp and groups, unit u (a worker or a group) updates at rate p_u = 1 / its round, the
+// For consgd and groups, unit u (a worker or a group) updates at rate p_u = 1 / its round, the
 // update batch is the rate-weighted mean of the units' samples, and the staleness is the most
 // that any unit's update misses: max_u round_u x (sum p - p_u).
 // Throws std::invalid_argument for a profile without times, rows of unequal length, times not

@@ -10,7 +10,7 @@ warm-up, orders every worker to half the batch for 10 more (the gradient noise s
 full batch back and decides. Checked, in each scenario's metrics log: every worker ran batches of
 32 in at least 10 iterations and of 64 in every iteration after them; exactly one decision came
 after the profile, with a finite positive noise scale and a table of bsp, backup:1-3, ssp:1,2,4
-and asp (and groups only where the workers split at a 50 ms gap: never here, 3 x 16 ms).
+and consgd (and groups only where the workers split at a 50 ms gap: never here, 3 x 16 ms).
 - in both, the decision follows the rule: a switch exactly when the pick predicts at most 0.9 x
   bsp's time (in S6 the model may prefer an on-arrival mode: the softmax's noise scale, about 270
   samples, is near the 256 of a BSP update, so 4 updates of 64 are worth more than one of 256);
@@ -32,7 +32,7 @@ from scenario_runs import records, run_harness
 ITERS, EVAL_EVERY = 90, 10
 ARGS = ["--servers", "1", "--tasks=1", "--compute-ms=16", "--batch=64", "--auto_window=20",
         f"--iters={ITERS}", f"--eval_every={EVAL_EVERY}"]
-EXPECTED_ROWS = ["bsp", "backup:1", "backup:2", "backup:3", "ssp:1", "ssp:2", "ssp:4", "asp"]
+EXPECTED_ROWS = ["bsp", "backup:1", "backup:2", "backup:3", "ssp:1", "ssp:2", "ssp:4", "consgd"]
 
 
 def check(scenario, metrics):

@@ -50,7 +50,7 @@ TEST(SyncChooserTest, EachCandidatesPredictionFollowsItsModel) {
   SyncChooserOptions o;
   o.ssp_bounds = {1};
   const SyncChoice c = ChooseSync(p, o);
-  ASSERT_EQ(c.table.size(), 4u);  // bsp, backup:1, ssp:1, asp; two groups of one are asp's
+  ASSERT_EQ(c.table.size(), 4u);  // bsp, backup:1, ssp:1, consgd; two groups of one are consgd's
   EXPECT_EQ(c.table[0].mode, "bsp");
   EXPECT_DOUBLE_EQ(Row(c, "bsp").time_to_target, 2 * 2.0);       // I(20) = 2, rounds of 2 s
   EXPECT_DOUBLE_EQ(Row(c, "backup:1").time_to_target, 3 * 1.0);  // I(10) = 3, the fastest's 1 s
@@ -58,11 +58,11 @@ TEST(SyncChooserTest, EachCandidatesPredictionFollowsItsModel) {
   EXPECT_DOUBLE_EQ(Row(c, "ssp:1").update_s, 1);
   EXPECT_DOUBLE_EQ(Row(c, "ssp:1").time_to_target, 3 * 1.05 * 1);
   // Rates 1 + 1/2; the slow worker's update misses 2 of the fast one's.
-  EXPECT_DOUBLE_EQ(Row(c, "asp").update_s, 1 / 1.5);
-  EXPECT_DOUBLE_EQ(Row(c, "asp").update_batch, 10);
-  EXPECT_DOUBLE_EQ(Row(c, "asp").staleness, 2);
-  EXPECT_DOUBLE_EQ(Row(c, "asp").time_to_target, 3 * 1.1 / 1.5);
-  EXPECT_EQ(c.mode, "asp");
+  EXPECT_DOUBLE_EQ(Row(c, "consgd").update_s, 1 / 1.5);
+  EXPECT_DOUBLE_EQ(Row(c, "consgd").update_batch, 10);
+  EXPECT_DOUBLE_EQ(Row(c, "consgd").staleness, 2);
+  EXPECT_DOUBLE_EQ(Row(c, "consgd").time_to_target, 3 * 1.1 / 1.5);
+  EXPECT_EQ(c.mode, "consgd");
 }
 
 TEST(SyncChooserTest, WithoutAStragglerItKeepsBsp) {
