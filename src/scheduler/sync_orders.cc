@@ -111,37 +111,46 @@ void SyncOrders::OnBoundary(int64_t iteration) {
       if (!full) return;
       rows_.push_back(row);
       if (static_cast<int>(rows_.size()) < window_) return;
-      if (half_ > 0) {
+      if (half_ > 0 && live.size() > 1) {
         phase_ = Phase::kHalfBatch;
-        queue_.Post([this, half = half_] { OrderBatch(half, 0.5); });
+        std::vector<int> halved;
+        for (size_t i = 0; i < live.size(); i += 2) halved.push_back(live[i]);
+        queue_.Post([this, halved, half = half_] { OrderBatch(halved, half, 0.5); });
         return;
       }
       noise_scale_ = std::numeric_limits<double>::infinity();
-      LOG(WARNING) << "--sync=auto: the workers allow no batch of half their " << full_
-                   << " samples (GradientSync::AllowBatchSizes): the gradient noise scale is "
-                      "taken as infinite (updates of more samples are worth more)";
+      LOG(WARNING) << "--sync=auto: "
+                   << (half_ > 0 ? std::string("one worker, whose norms at two sizes would come "
+                                               "from different iterations")
+                                 : StrCat("the workers allow no batch of half their ", full_,
+                                          " samples (GradientSync::AllowBatchSizes)"))
+                   << ": the gradient noise scale is taken as infinite (updates of more samples "
+                      "are worth more)";
       break;
     case Phase::kHalfBatch: {
-      for (size_t w = 0; w < row.batch.size(); ++w) {
-        if (row.batch[w] != half_) continue;
-        norm_half_ += row.norm2[w];
-        ++counted_half_;
-      }
-      if (counted_half_ < static_cast<int64_t>(window_ / 2) * static_cast<int64_t>(live.size())) {
+      // Only iterations in which the orders took: both sizes from the same point of training.
+      if (std::none_of(live.begin(), live.end(),
+                       [&](int w) { return row.batch[static_cast<size_t>(w)] == half_; })) {
         return;
       }
-      queue_.Post([this, full = full_] { OrderBatch(full, 1); });
-      // The full batch's norms from the rows just before the half batches: the norms shrink as
-      // the job trains.
-      double norm_full = 0;
-      int64_t counted_full = 0;
-      for (auto r = rows_.rbegin(); r != rows_.rend() && counted_full < counted_half_; ++r) {
-        for (double n2 : r->norm2) norm_full += n2;
-        counted_full += static_cast<int64_t>(r->norm2.size());
+      for (int w : live) {
+        const size_t i = static_cast<size_t>(w);
+        if (row.batch[i] == half_) {
+          norm_half_ += row.norm2[i];
+          ++counted_half_;
+        } else if (row.batch[i] == full_) {
+          norm_full_ += row.norm2[i];
+          ++counted_full_;
+        }
       }
+      // As many at each size as half a window of every other worker gives.
+      const int64_t wanted =
+          static_cast<int64_t>(window_ / 2) * static_cast<int64_t>(live.size() / 2);
+      if (counted_half_ < wanted || counted_full_ < wanted) return;
+      queue_.Post([this, live, full = full_] { OrderBatch(live, full, 1); });
       try {
         noise_scale_ = straggler::NoiseScale(half_, norm_half_ / counted_half_, full_,
-                                             norm_full / counted_full);
+                                             norm_full_ / counted_full_);
       } catch (const std::invalid_argument& e) {
         LOG(WARNING) << "--sync=auto: no gradient noise scale (" << e.what()
                      << "); taken as infinite";
@@ -189,8 +198,8 @@ void SyncOrders::AbandonProfile(int64_t iteration) {
                                  halved ? " and not enough at the half batch" : "",
                                  " by iteration ", iteration, "; the job stays under bsp");
   LOG(WARNING) << "--sync=auto: " << why;
-  queue_.Post([this, iteration, halved, why, full = full_, noise = noise_scale_] {
-    if (halved) OrderBatch(full, 1);
+  queue_.Post([this, iteration, halved, why, live = Live(), full = full_, noise = noise_scale_] {
+    if (halved) OrderBatch(live, full, 1);
     metrics_.Sync(iteration, node_.cluster().SecondsSinceStart(), "profile", "abandoned", mode_,
                   straggler::SyncChoice{}, noise, why);
     owner_.EndProfile();
@@ -215,12 +224,13 @@ straggler::SyncProfile SyncOrders::Profile() const {
   return p;
 }
 
-void SyncOrders::OrderBatch(int batch, double weight) {
+void SyncOrders::OrderBatch(const std::vector<int>& workers, int batch, double weight) {
   std::vector<straggler::TunedBatch> batches;
-  for (int w : Live()) batches.push_back({w, batch, weight});
+  for (int w : workers) batches.push_back({w, batch, weight});
   try {
     orders_.TuneBatches(batches, 1.0);
-    LOG(INFO) << "--sync=auto: every worker runs batches of " << batch << " (profiling)";
+    LOG(INFO) << "--sync=auto: " << workers.size() << " workers run batches of " << batch
+              << " (profiling)";
   } catch (const std::exception& e) {
     LOG(WARNING) << "--sync=auto: batches of " << batch << " failed: " << e.what();
   }

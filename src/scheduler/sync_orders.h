@@ -24,9 +24,10 @@ namespace pacer {
 // STRN's --sync=auto (STRAGGLERS.md section 7). The job starts under bsp. After a few warm-up
 // iterations the scheduler profiles it: --auto_window iterations at the full batch give each
 // worker's iteration time (its compute and push, plus the part of the iteration every worker
-// pays: the least total less busy time of the row), then every worker runs half as many at half
-// the batch (a batch order) so that the squared gradient norms at the two sizes (the full batch's
-// from as many iterations just before) give the gradient noise scale. The chooser
+// pays: the least total less busy time of the row), then every other worker runs half as many at
+// half the batch (a batch order) so that the squared gradient norms at the two sizes, measured in
+// the same iterations, give the gradient noise scale (norms taken in turn would shrink with
+// training between the two, and bias it). The chooser
 // (straggler/sync_chooser.h) predicts each mode's time to target from both; the job switches to the
 // pick (ModeSwitchCoordinator) when it beats the mode in force by kGain. Afterwards, when the
 // watch's worker stragglers change and the change holds for a window, the chooser decides again on
@@ -61,8 +62,8 @@ class SyncOrders : public TelemetryObserver {
     std::vector<int64_t> batch;
   };
 
-  // Sends every worker batches of `batch` (a fraction `weight` of the full one).
-  void OrderBatch(int batch, double weight);
+  // Sends `workers` batches of `batch` (a fraction `weight` of the full one).
+  void OrderBatch(const std::vector<int>& workers, int batch, double weight);
   // The chooser's pick over `profile`, switched to where it gains enough (the queue's thread).
   void Decide(int64_t iteration, const straggler::SyncProfile& profile, const char* why);
   // A profile of the rows kept, with the noise scale measured.
@@ -89,8 +90,10 @@ class SyncOrders : public TelemetryObserver {
   int full_ = 0, half_ = 0;         // batch sizes
   std::map<int64_t, Row> pending_;  // rows not yet at their boundary
   std::deque<Row> rows_;            // the last `window_` full-batch rows
-  double norm_half_ = 0;            // the half batches' summed squared gradient norms
-  int64_t counted_half_ = 0;
+  // The squared gradient norms summed over the noise phase's iterations, at half and at the full
+  // batch, and how many of each.
+  double norm_half_ = 0, norm_full_ = 0;
+  int64_t counted_half_ = 0, counted_full_ = 0;
   double noise_scale_ = 0;
   std::set<int> regime_, seen_;  // worker stragglers when last decided; as last seen
   int64_t seen_since_ = 0;       // the boundary from which `seen_` held

@@ -6,9 +6,11 @@ Usage: check_strn.py MPIRUN PACER_SCENARIO [--report=PACER_REPORT]
 4 workers, 1 server, softmax regression on Fashion-MNIST, 16 ms of emulated compute per
 iteration at the full batch of 64 (a smaller batch computes proportionally less), --auto_window=20.
 The job starts under bsp; the scheduler profiles 20 iterations at the full batch after 3 of
-warm-up, orders every worker to half the batch for 10 more (the gradient noise scale), orders the
-full batch back and decides. Checked, in each scenario's metrics log: every worker ran batches of
-32 in at least 10 iterations and of 64 in every iteration after them; exactly one decision came
+warm-up, orders workers 0 and 2 to half the batch for 10 more while 1 and 3 keep the full one
+(the gradient noise scale, from both sizes in the same iterations), orders the full batch back and
+decides. Checked, in each scenario's metrics log: workers 0 and 2 ran batches of 32 in at least
+10 iterations and of 64 in every iteration after them, workers 1 and 3 only 64, in the same
+iterations; exactly one decision came
 after the profile, with a finite positive noise scale and a table of bsp, backup:1-3, ssp:1,2,4
 and consgd (and groups only where the workers split at a 50 ms gap: never here, 3 x 16 ms).
 - in both, the decision follows the rule: a switch exactly when the pick predicts at most 0.9 x
@@ -49,14 +51,21 @@ def check(scenario, metrics):
         sys.exit(f"{scenario}: expected the profile's decision with a positive noise scale: {d}")
     if [row["mode"] for row in d["table"]] != EXPECTED_ROWS:
         sys.exit(f"{scenario}: the table's rows are {[row['mode'] for row in d['table']]}")
+    halved = {}
     for w in range(4):
         mine = sorted((r for r in iters if r["index"] == w), key=lambda r: r["iter"])
-        halves = [r["iter"] for r in mine if r["batch"] == 32]
-        if len(halves) < 10:
-            sys.exit(f"{scenario}: worker {w} ran {len(halves)} iterations at half the batch")
-        late = [r["iter"] for r in mine if r["iter"] > halves[-1] and r["batch"] != 64]
-        if late or any(r["batch"] not in (32, 64) for r in mine):
-            sys.exit(f"{scenario}: worker {w} ran other batches after the profile: {late}")
+        halved[w] = [r["iter"] for r in mine if r["batch"] == 32]
+        if any(r["batch"] not in (32, 64) for r in mine):
+            sys.exit(f"{scenario}: worker {w} ran batches other than 32 and 64")
+    for w in (0, 2):
+        if len(halved[w]) < 10:
+            sys.exit(f"{scenario}: worker {w} ran {len(halved[w])} iterations at half the batch")
+    if halved[1] or halved[3]:
+        sys.exit(f"{scenario}: workers 1 and 3 ran half batches at {halved[1]}, {halved[3]}")
+    # The halves came in the same iterations (the orders take within an iteration or two).
+    both = set(halved[0]) & set(halved[2])
+    if len(both) < 8 or max(halved[0] + halved[2]) - min(halved[0] + halved[2]) > 14:
+        sys.exit(f"{scenario}: half batches at {halved[0]} and {halved[2]}, not together")
     check_accuracy(scenario, log, iters)
     return d
 
