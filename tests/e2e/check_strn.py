@@ -14,8 +14,8 @@ iterations; exactly one decision came
 after the profile, with a finite positive noise scale and a table of bsp, backup:1-3, ssp:1,2,4
 and consgd (and groups only where the workers split at a 50 ms gap: never here, 3 x 16 ms).
 - in both, the decision follows the rule: a switch exactly when the pick predicts at most 0.9 x
-  bsp's time (in S6 the model may prefer an on-arrival mode: the softmax's noise scale, about 270
-  samples, is near the 256 of a BSP update, so 4 updates of 64 are worth more than one of 256);
+  bsp's time (in S6 the model may prefer an on-arrival mode: the softmax's noise scale, about 49
+  samples, is below the 256 of a BSP update, so 4 updates of 64 are worth more than one of 256);
 - S1 (worker 0 3x slow): the chooser predicts bsp's update at the straggler's pace (at least twice
   backup:1's) and switches from bsp to a mode that does not wait for worker 0; the servers take it
   (the switch names its first clock).
