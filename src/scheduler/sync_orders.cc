@@ -113,6 +113,8 @@ void SyncOrders::OnBoundary(int64_t iteration) {
       if (static_cast<int>(rows_.size()) < window_) return;
       if (half_ > 0 && live.size() > 1) {
         phase_ = Phase::kHalfBatch;
+        flagged_before_noise_ =
+            watch_.FlaggedWorkers({Kind::kCompute, Kind::kCommunication, Kind::kBoth});
         std::vector<int> halved;
         for (size_t i = 0; i < live.size(); i += 2) halved.push_back(live[i]);
         queue_.Post([this, halved, half = half_] { OrderBatch(halved, half, 0.5); });
@@ -185,8 +187,13 @@ void SyncOrders::OnBoundary(int64_t iteration) {
 }
 
 void SyncOrders::EnterChosen(int64_t iteration) {
+  // In the noise phase the halved workers look fast to the detector and the others slow, until
+  // the full batch is back: the regime is what it flagged before.
+  const bool after_noise = phase_ == Phase::kHalfBatch;
   phase_ = Phase::kChosen;
-  regime_ = seen_ = watch_.FlaggedWorkers({Kind::kCompute, Kind::kCommunication, Kind::kBoth});
+  regime_ = seen_ =
+      after_noise ? flagged_before_noise_
+                  : watch_.FlaggedWorkers({Kind::kCompute, Kind::kCommunication, Kind::kBoth});
   seen_since_ = iteration;
 }
 

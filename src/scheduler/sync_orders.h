@@ -95,9 +95,10 @@ class SyncOrders : public TelemetryObserver {
   double norm_half_ = 0, norm_full_ = 0;
   int64_t counted_half_ = 0, counted_full_ = 0;
   double noise_scale_ = 0;
-  std::set<int> regime_, seen_;  // worker stragglers when last decided; as last seen
-  int64_t seen_since_ = 0;       // the boundary from which `seen_` held
-  std::string mode_ = "bsp";     // the queue's thread only
+  std::set<int> regime_, seen_;         // worker stragglers when last decided; as last seen
+  std::set<int> flagged_before_noise_;  // worker stragglers as the full-batch rows ended
+  int64_t seen_since_ = 0;              // the boundary from which `seen_` held
+  std::string mode_ = "bsp";            // the queue's thread only
   mutable std::mutex excluded_mu_;
   std::set<int> excluded_;  // lost workers (the intake's thread writes, the queue's reads)
   OrderQueue queue_;        // last: its thread runs orders that use the rest
