@@ -29,6 +29,7 @@ DEFINE_int32(width, 16, "small: channels of the first stage (then 2x, 4x)");
 DEFINE_int32(threads, 1, "torch threads per worker");
 DEFINE_string(data, pacer::examples::kFashionMnistDir, "Fashion-MNIST directory");
 DEFINE_int32(eval_images, 0, "held-out images worker 0 evaluates, the first of t10k (0: all)");
+DECLARE_int32(batch);  // training_job.cc's: batch norm's statistics come in batches of its size
 
 namespace pacer {
 namespace apps {
@@ -37,10 +38,9 @@ namespace {
 using examples::Dataset;
 
 class ResNetWorkload : public Workload {
-  // Batch norm's statistics for an evaluation: from the first training images, in batches of the
-  // default --batch (about a third of the time of evaluating 1000 images).
+  // Batch norm's statistics for an evaluation: from the first training images, in batches of
+  // --batch (about a third of the time of evaluating 1000 images).
   static constexpr size_t kStatisticsImages = 512;
-  static constexpr int kStatisticsBatch = 32;
 
  public:
   ResNetWorkload(bool evaluator, bool synthetic) : model_(Options()) {
@@ -93,7 +93,7 @@ class ResNetWorkload : public Workload {
     const int images = static_cast<int>(std::min<size_t>(kStatisticsImages, train_.size()));
     return model_.AccuracyOnRecomputedStatistics(test_.x.data(), test_.y.data(),
                                                  static_cast<int>(test_.size()), train_.x.data(),
-                                                 images, kStatisticsBatch);
+                                                 images, FLAGS_batch);
   }
   void Save(const std::string& path) override { model_.Save(path); }
   void Load(const std::string& path) override { model_.Load(path); }

@@ -1,7 +1,8 @@
 // SyncEngine's groups rule (SyncMode::Kind::kGroups, sync_engine.h): each group resolves its
 // clocks as BSP does over its members, while groups resolve on their own; the key's `complete` is
 // the slowest group's. A group's update is its part of BSP's: its members' weighted gradients over
-// the job's live workers, as EPSP counts each push. Divided by the group's own weight instead, a
+// the job's live workers (EPSP divides each push by all the job's workers; BSP's mean after a loss
+// covers those left, and so does this). Divided by the group's own weight instead, a
 // group of one slow worker on a tuned small batch applies full steps from its few samples: the
 // job trains as if at a learning rate several times its own (docs/STRAGGLERS.md has the runs).
 #include <algorithm>
@@ -29,6 +30,7 @@ void SyncEngine::AccumulateInGroup(KeyState& k, const Gradient& g) {
 }
 
 int SyncEngine::LiveWorkers() const {
+  if (!any_excluded_) return num_workers_;  // each resolved clock asks: spare the scan
   // At least one: the last worker's exclusion may come after pushes that still resolve a clock.
   return std::max(
       1, num_workers_ - static_cast<int>(std::count(excluded_.begin(), excluded_.end(), true)));
